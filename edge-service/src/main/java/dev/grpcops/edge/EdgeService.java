@@ -1,0 +1,85 @@
+package dev.grpcops.edge;
+
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.MoreExecutors;
+import dev.grpcops.budget.BudgetRetry;
+import dev.grpcops.chain.ChainInput;
+import dev.grpcops.proto.chain.v1.CheckoutReply;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.chain.v1.Line;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Set;
+import net.devh.boot.grpc.server.service.GrpcService;
+
+/**
+ * Checkout quotes every SKU at once, each Quote under the same budget (the library hands each
+ * one remaining − reserve), and retries a Quote that failed with UNAVAILABLE once if the budget
+ * allows. A SKU that could not be quoted becomes an unavailable line; the Checkout still succeeds.
+ */
+@GrpcService
+class EdgeService extends EdgeGrpc.EdgeImplBase {
+
+    private final PricingGrpc.PricingFutureStub pricing;
+    private final BudgetRetry retry;
+    private final EdgeProperties properties;
+    private final MeterRegistry registry;
+
+    EdgeService(PricingGrpc.PricingFutureStub pricing, BudgetRetry retry, EdgeProperties properties,
+            MeterRegistry registry) {
+        this.pricing = pricing;
+        this.retry = retry;
+        this.properties = properties;
+        this.registry = registry;
+    }
+
+    @Override
+    public void checkout(CheckoutRequest request, StreamObserver<CheckoutReply> responses) {
+        try {
+            ChainInput.check(request, properties.maxSkus());
+        } catch (StatusRuntimeException invalid) {
+            responses.onError(invalid);
+            return;
+        }
+        Set<String> slow = Set.copyOf(request.getSlowSkusList());
+        int slowDelayMs = (int) properties.slowDelay().toMillis();
+        List<ListenableFuture<Line>> lines = request.getSkusList().stream()
+                .map(sku -> line(sku, slow.contains(sku) ? slowDelayMs : request.getDelayMs()))
+                .toList();
+        // Every line future succeeds (failures became unavailable lines), so this completes
+        // when the slowest Quote has answered or run out of budget.
+        Futures.whenAllSucceed(lines).run(() -> {
+            responses.onNext(CheckoutReply.newBuilder().addAllLines(lines.stream().map(Futures::getUnchecked).toList())
+                    .build());
+            responses.onCompleted();
+        }, MoreExecutors.directExecutor());
+    }
+
+    private ListenableFuture<Line> line(String sku, int delayMs) {
+        QuoteRequest quote = QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build();
+        ListenableFuture<Line> available = Futures.transform(retry.call(() -> pricing.quote(quote)),
+                reply -> Line.newBuilder().setSku(sku).setAvailable(true)
+                        .setPriceCents(reply.getPriceCents()).setQty(reply.getQty()).build(),
+                MoreExecutors.directExecutor());
+        return Futures.catching(available, Throwable.class, failure -> unavailable(sku, failure),
+                MoreExecutors.directExecutor());
+    }
+
+    private Line unavailable(String sku, Throwable failure) {
+        String reason = Status.fromThrowable(failure).getCode().name();
+        Counter.builder("edge.lines.unavailable")
+                .description("Checkout lines answered as unavailable, by the status code that made them so")
+                .tag("reason", reason)
+                .register(registry)
+                .increment();
+        return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason).build();
+    }
+}

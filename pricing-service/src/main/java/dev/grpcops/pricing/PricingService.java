@@ -1,0 +1,62 @@
+package dev.grpcops.pricing;
+
+import com.google.common.util.concurrent.FutureCallback;
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.MoreExecutors;
+import dev.grpcops.chain.ChainInput;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteReply;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import net.devh.boot.grpc.server.service.GrpcService;
+
+/**
+ * Quote asks Stock without holding a thread while it waits. The budget library gives the Stock
+ * call its deadline (remaining − reserve) or refuses to send it; either way Stock's status and
+ * description come back to the caller unchanged.
+ */
+@GrpcService
+class PricingService extends PricingGrpc.PricingImplBase {
+
+    private final StockGrpc.StockFutureStub stock;
+    private final PricingProperties properties;
+
+    PricingService(StockGrpc.StockFutureStub stock, PricingProperties properties) {
+        this.stock = stock;
+        this.properties = properties;
+    }
+
+    @Override
+    public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
+        try {
+            ChainInput.check(request);
+        } catch (StatusRuntimeException invalid) {
+            responses.onError(invalid);
+            return;
+        }
+        CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).setDelayMs(request.getDelayMs()).build();
+        Futures.addCallback(stock.check(check), new FutureCallback<>() {
+            @Override
+            public void onSuccess(CheckReply reply) {
+                responses.onNext(QuoteReply.newBuilder()
+                        .setSku(request.getSku())
+                        .setPriceCents(properties.priceCents())
+                        .setQty(reply.getQty())
+                        .build());
+                responses.onCompleted();
+            }
+
+            @Override
+            public void onFailure(Throwable failure) {
+                Status status = Status.fromThrowable(failure);
+                responses.onError(Status.fromCode(status.getCode()).withDescription(status.getDescription())
+                        .asRuntimeException());
+            }
+        }, MoreExecutors.directExecutor());
+    }
+}

@@ -1,0 +1,196 @@
+package dev.grpcops.systemtest;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One service as users run it: {@code java -jar <module>/target/<module>.jar} in its own process,
+ * on a loopback address and free ports, its output in {@code target/process-logs/}.
+ */
+final class ServiceProcess implements AutoCloseable {
+
+    private static final Path ROOT = Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    final String name;
+    final String host;
+    final int grpcPort;
+    final int managementPort;
+    private final List<String> command;
+    private final Map<String, String> env;
+    private final Path log;
+    private Process process;
+
+    private ServiceProcess(String module, String name, String host, int grpcPort, Map<String, String> env,
+            List<String> args) {
+        this.name = name;
+        this.host = host;
+        this.grpcPort = grpcPort;
+        this.managementPort = freePort(host);
+        this.env = env;
+        this.log = ROOT.resolve("system-tests/target/process-logs/" + name + ".log");
+        Path jar = ROOT.resolve(module + "/target/" + module + ".jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar + " is missing: build it first (mvn verify builds every jar before these tests)");
+        }
+        this.command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                "-jar", jar.toString(),
+                "--grpc.server.address=" + host, "--grpc.server.port=" + grpcPort,
+                "--management.server.address=" + host, "--management.server.port=" + managementPort));
+        this.command.addAll(args);
+    }
+
+    /** Starts {@code module}'s jar as {@code name} on {@code host}, with extra environment and arguments. */
+    static ServiceProcess start(String module, String name, String host, Map<String, String> env, String... args) {
+        ServiceProcess service = new ServiceProcess(module, name, host, freePort(host), env, List.of(args));
+        service.start();
+        return service;
+    }
+
+    static ServiceProcess start(String module, String... args) {
+        return start(module, module, "127.0.0.1", Map.of(), args);
+    }
+
+    /** Starts the same service again (same ports), after it stopped. */
+    void start() {
+        try {
+            Files.createDirectories(log.getParent());
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            builder.environment().putAll(env);
+            process = builder.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    String target() {
+        return host + ":" + grpcPort;
+    }
+
+    ManagedChannel channel() {
+        return NettyChannelBuilder.forAddress(host, grpcPort).usePlaintext().build();
+    }
+
+    /** Waits until the process answers the standard health check of {@code ""} with SERVING. */
+    ServiceProcess awaitServing(Duration timeout) {
+        ManagedChannel channel = channel();
+        try {
+            long giveUp = System.nanoTime() + timeout.toNanos();
+            while (System.nanoTime() < giveUp) {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException(name + " exited with " + process.exitValue() + ", see " + log);
+                }
+                try {
+                    ServingStatus status = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
+                            .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+                    if (status == ServingStatus.SERVING) {
+                        return this;
+                    }
+                } catch (StatusRuntimeException notYet) {
+                    // still starting
+                }
+                sleep(Duration.ofMillis(200));
+            }
+            throw new IllegalStateException(name + " not SERVING after " + timeout + ", see " + log);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    /** The Prometheus text of {@code /actuator/prometheus}. */
+    String metrics() {
+        try {
+            HttpRequest request = HttpRequest.newBuilder(
+                    URI.create("http://" + host + ":" + managementPort + "/actuator/prometheus")).build();
+            HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                throw new IllegalStateException(name + " metrics answered " + response.statusCode());
+            }
+            return response.body();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** SIGTERM, and wait for the process to exit. */
+    int terminate(Duration timeout) {
+        return stop(false, timeout);
+    }
+
+    /** SIGKILL: no chance to drain. */
+    void kill() {
+        stop(true, Duration.ofSeconds(10));
+    }
+
+    boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    @Override
+    public void close() {
+        if (isAlive()) {
+            stop(false, Duration.ofSeconds(15));
+        }
+    }
+
+    private int stop(boolean force, Duration timeout) {
+        if (force) {
+            process.destroyForcibly();
+        } else {
+            process.destroy();
+        }
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly().waitFor();
+                throw new IllegalStateException(name + " did not exit within " + timeout + " of SIGTERM");
+            }
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static int freePort(String host) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.bind(new InetSocketAddress(InetAddress.getByName(host), 0));
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
