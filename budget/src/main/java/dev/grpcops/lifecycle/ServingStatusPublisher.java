@@ -1,0 +1,47 @@
+package dev.grpcops.lifecycle;
+
+import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.protobuf.services.HealthStatusManager;
+import java.util.List;
+import java.util.Set;
+import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.event.EventListener;
+
+/**
+ * Once the server listens, reports every service it serves as {@code SERVING} under its own
+ * name in the standard health service, beside {@code ""} (the process). Kubernetes readiness
+ * probes and client-side health checking ask for these names; liveness asks for {@code ""}.
+ */
+public final class ServingStatusPublisher {
+
+    /** Infrastructure services that get no health name of their own. */
+    private static final Set<String> NOT_PUBLISHED = Set.of(
+            "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "grpc.reflection.v1.ServerReflection");
+    private static final Logger log = LoggerFactory.getLogger(ServingStatusPublisher.class);
+
+    private final HealthStatusManager health;
+    private volatile List<String> published = List.of();
+
+    public ServingStatusPublisher(HealthStatusManager health) {
+        this.health = health;
+    }
+
+    @EventListener
+    public void serverStarted(GrpcServerStartedEvent event) {
+        published = event.getServer().getServices().stream()
+                .map(ServerServiceDefinition::getServiceDescriptor)
+                .map(descriptor -> descriptor.getName())
+                .filter(name -> !NOT_PUBLISHED.contains(name))
+                .toList();
+        published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
+        log.info("health: SERVING for \"\" and {}", published);
+    }
+
+    /** The service names this server reports in the health service, besides {@code ""}. */
+    public List<String> publishedNames() {
+        return published;
+    }
+}

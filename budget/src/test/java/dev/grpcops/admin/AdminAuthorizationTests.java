@@ -1,0 +1,123 @@
+package dev.grpcops.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.grpcops.admin.internal.AdminAuthorizationInterceptor;
+import dev.grpcops.proto.whoami.v1.DrainReply;
+import dev.grpcops.proto.whoami.v1.DrainRequest;
+import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
+import dev.grpcops.proto.whoami.v1.WhoReply;
+import dev.grpcops.proto.whoami.v1.WhoRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class AdminAuthorizationTests {
+
+    private static final Metadata.Key<String> AUTHORIZATION =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+    private final AtomicInteger drains = new AtomicInteger();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private Server server;
+    private ManagedChannel channel;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void rightTokenIsLetThrough() throws Exception {
+        start("s3cret");
+        assertThat(stub("Bearer s3cret").drain(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("NOT_SERVING");
+        assertThat(drains).hasValue(1);
+        assertThat(registry.get("grpcops.admin.calls").tag("outcome", "OK").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void missingCredentialsAreUnauthenticated() throws Exception {
+        start("s3cret");
+        assertRefused(stub(null), Status.Code.UNAUTHENTICATED, "authorization: Bearer <token>");
+        assertRefused(stub("Basic s3cret"), Status.Code.UNAUTHENTICATED, "authorization: Bearer <token>");
+    }
+
+    @Test
+    void wrongTokenIsPermissionDenied() throws Exception {
+        start("s3cret");
+        assertRefused(stub("Bearer s3cre"), Status.Code.PERMISSION_DENIED, "admin token rejected");
+        assertRefused(stub("Bearer s3cret-and-more"), Status.Code.PERMISSION_DENIED, "admin token rejected");
+        assertThat(registry.get("grpcops.admin.calls").tag("outcome", "PERMISSION_DENIED").counter().count()).isEqualTo(2);
+    }
+
+    @Test
+    void noTokenConfiguredRefusesEveryAdminCallNamingTheProperty() throws Exception {
+        start(" ");
+        assertRefused(stub("Bearer "), Status.Code.PERMISSION_DENIED, "grpcops.admin.token");
+        assertRefused(stub(null), Status.Code.PERMISSION_DENIED, "GRPCOPS_ADMIN_TOKEN");
+    }
+
+    @Test
+    void otherMethodsNeedNoToken() throws Exception {
+        start(null);
+        assertThat(stub(null).who(WhoRequest.getDefaultInstance()).getPod()).isEqualTo("p");
+    }
+
+    private void assertRefused(WhoAmIGrpc.WhoAmIBlockingStub stub, Status.Code code, String message) {
+        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+                () -> stub.drain(DrainRequest.getDefaultInstance()));
+        assertThat(refused.getStatus().getCode()).isEqualTo(code);
+        assertThat(refused.getStatus().getDescription()).contains(message);
+        assertThat(drains).as("the admin method never ran").hasValue(0);
+    }
+
+    private WhoAmIGrpc.WhoAmIBlockingStub stub(String authorization) {
+        WhoAmIGrpc.WhoAmIBlockingStub stub = WhoAmIGrpc.newBlockingStub(channel);
+        if (authorization == null) {
+            return stub;
+        }
+        Metadata headers = new Metadata();
+        headers.put(AUTHORIZATION, authorization);
+        return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+    }
+
+    private void start(String token) throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        AdminAuthorizationInterceptor interceptor = new AdminAuthorizationInterceptor(
+                List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod(), WhoAmIGrpc.getResumeMethod())), token, registry);
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(ServerInterceptors.intercept(new CountingWhoAmI(), interceptor)).build().start();
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    }
+
+    private final class CountingWhoAmI extends WhoAmIGrpc.WhoAmIImplBase {
+
+        @Override
+        public void who(WhoRequest request, StreamObserver<WhoReply> responses) {
+            responses.onNext(WhoReply.newBuilder().setPod("p").build());
+            responses.onCompleted();
+        }
+
+        @Override
+        public void drain(DrainRequest request, StreamObserver<DrainReply> responses) {
+            drains.incrementAndGet();
+            responses.onNext(DrainReply.newBuilder().setPod("p").setStatus("NOT_SERVING").build());
+            responses.onCompleted();
+        }
+    }
+}
