@@ -63,7 +63,13 @@ final class ServiceProcess implements AutoCloseable {
 
     /** Starts {@code module}'s jar as {@code name} on {@code host}, with extra environment and arguments. */
     static ServiceProcess start(String module, String name, String host, Map<String, String> env, String... args) {
-        ServiceProcess service = new ServiceProcess(module, name, host, freePort(host), env, List.of(args));
+        return startAt(module, name, host, freePort(host), env, args);
+    }
+
+    /** Starts on a given gRPC port: replicas on 127.0.0.2, .3, .4 share one port, as pods do. */
+    static ServiceProcess startAt(String module, String name, String host, int grpcPort, Map<String, String> env,
+            String... args) {
+        ServiceProcess service = new ServiceProcess(module, name, host, grpcPort, env, List.of(args));
         service.start();
         return service;
     }
