@@ -8,6 +8,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +52,10 @@ abstract class AdminCall implements Callable<Integer> {
                     .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
                     .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
             DrainReply reply = operation().apply(stub, DrainRequest.getDefaultInstance());
-            spec.commandLine().getOut().println(new Gson().toJson(Map.of("pod", reply.getPod(), "status", reply.getStatus())));
+            Map<String, String> printed = new LinkedHashMap<>();
+            printed.put("pod", reply.getPod());
+            printed.put("status", reply.getStatus());
+            spec.commandLine().getOut().println(new Gson().toJson(printed));
             spec.commandLine().getOut().flush();
             return 0;
         } finally {
