@@ -1,10 +1,9 @@
 package dev.grpcops.cli;
 
+import dev.grpcops.client.AddressListNameResolverProvider;
+import dev.grpcops.client.ServiceConfigs;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.NameResolverRegistry;
-import java.net.InetSocketAddress;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -13,10 +12,6 @@ import java.util.Map;
  */
 public final class Targets {
 
-    static {
-        NameResolverRegistry.getDefaultRegistry().register(new AddressListNameResolverProvider());
-    }
-
     private Targets() {
     }
 
@@ -24,7 +19,7 @@ public final class Targets {
     static String grpcTarget(String target) {
         if (target.contains(",")) {
             for (String address : target.split(",")) {
-                socketAddress(address);
+                AddressListNameResolverProvider.socketAddress(address);
             }
             return AddressListNameResolverProvider.SCHEME + ":///" + target;
         }
@@ -41,29 +36,14 @@ public final class Targets {
         return builder.build();
     }
 
-    static InetSocketAddress socketAddress(String address) {
-        int colon = address.lastIndexOf(':');
-        if (colon <= 0 || colon == address.length() - 1) {
-            throw new IllegalArgumentException("'" + address + "' is not host:port");
-        }
-        int port;
-        try {
-            port = Integer.parseInt(address.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + address + "' is not host:port");
-        }
-        return new InetSocketAddress(address.substring(0, colon), port);
-    }
-
     /** The named channel configs of SPEC §6. */
     public enum ChannelConfig {
         /** No config: pick_first, one connection. */
         pinned(Map.of()),
         /** round_robin over every resolved address. */
-        rr(Map.of("loadBalancingConfig", List.of(Map.of("round_robin", Map.of())))),
+        rr(ServiceConfigs.roundRobin()),
         /** round_robin, skipping addresses whose grpcops.v1.WhoAmI health is not SERVING. */
-        hc(Map.of("loadBalancingConfig", List.of(Map.of("round_robin", Map.of())),
-                "healthCheckConfig", Map.of("serviceName", "grpcops.v1.WhoAmI")));
+        hc(ServiceConfigs.healthCheckedRoundRobin("grpcops.v1.WhoAmI"));
 
         private final Map<String, ?> serviceConfig;
 

@@ -71,11 +71,7 @@ class ChainTests {
                 channel.shutdownNow();
             }
         }
-        for (ServiceProcess service : new ServiceProcess[] {edge, pricing, stock}) {
-            if (service != null) {
-                service.close();
-            }
-        }
+        ServiceProcess.stopAll(java.util.stream.Stream.of(edge, pricing, stock).filter(java.util.Objects::nonNull).toList());
     }
 
     @Test

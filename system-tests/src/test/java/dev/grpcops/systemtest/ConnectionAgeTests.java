@@ -10,7 +10,7 @@ class ConnectionAgeTests {
 
     @Test
     void plainChannelThroughTheBalancerReachesSeveralPodsWithoutFailedCalls() {
-        try (WhoAmIReplicas replicas = new WhoAmIReplicas(Map.of("MAX_CONNECTION_AGE_MS", "1000"));
+        try (Replicas replicas = Replicas.whoami(Map.of("MAX_CONNECTION_AGE_MS", "1000"));
                 HaProxy clusterIp = HaProxy.inFrontOf(replicas.pods)) {
             // A call every 0.25 s for 8 s on one pick_first channel.
             Cli.Result spread = Cli.run("spread", clusterIp.target(), "-n", "32", "--interval", "250ms");

@@ -23,11 +23,11 @@ import org.junit.jupiter.api.Test;
 /** SPEC §6 with three whoami pods on loopback: where one channel's calls land, and why. */
 class PinningExperimentTests {
 
-    private static WhoAmIReplicas replicas;
+    private static Replicas replicas;
 
     @BeforeAll
     static void startPods() {
-        replicas = new WhoAmIReplicas(Map.of());
+        replicas = Replicas.whoami(Map.of());
     }
 
     @AfterAll
@@ -40,7 +40,7 @@ class PinningExperimentTests {
     @AfterEach
     void resumeAll() {
         for (ServiceProcess pod : replicas.pods) {
-            Cli.Result resumed = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", WhoAmIReplicas.TOKEN), "resume", pod.target());
+            Cli.Result resumed = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "resume", pod.target());
             assertThat(resumed.exit()).as(resumed.err()).isZero();
         }
     }
@@ -75,7 +75,7 @@ class PinningExperimentTests {
             }
             assertThat(answered).as("every pod answered before the drain").containsExactlyInAnyOrder("w1", "w2", "w3");
 
-            Cli.Result drained = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", WhoAmIReplicas.TOKEN),
+            Cli.Result drained = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN),
                     "drain", replicas.pod("w2").target());
             assertThat(drained.exit()).as(drained.err()).isZero();
             assertThat(drained.out()).contains("\"pod\":\"w2\"", "\"status\":\"NOT_SERVING\"");
@@ -108,7 +108,7 @@ class PinningExperimentTests {
         assertThat(wrongToken.err()).contains("PERMISSION_DENIED");
         assertThat(Cli.run("probe", pod, "--service", "grpcops.v1.WhoAmI").exit()).as("nothing changed").isZero();
 
-        assertThat(Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", WhoAmIReplicas.TOKEN), "drain", pod).exit()).isZero();
+        assertThat(Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "drain", pod).exit()).isZero();
         Cli.Result readiness = Cli.run("probe", pod, "--service", "grpcops.v1.WhoAmI");
         assertThat(readiness.exit()).isEqualTo(1);
         assertThat(readiness.out()).contains("NOT_SERVING");
@@ -128,9 +128,9 @@ class PinningExperimentTests {
         try {
             var lines = new java.io.BufferedReader(new java.io.InputStreamReader(watch.getInputStream()));
             assertThat(lines.readLine()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z SERVING");
-            Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", WhoAmIReplicas.TOKEN), "drain", pod.target());
+            Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "drain", pod.target());
             assertThat(lines.readLine()).endsWith(" NOT_SERVING");
-            Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", WhoAmIReplicas.TOKEN), "resume", pod.target());
+            Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "resume", pod.target());
             assertThat(lines.readLine()).endsWith(" SERVING");
         } finally {
             watch.destroy();

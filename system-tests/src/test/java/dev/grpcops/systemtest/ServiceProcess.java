@@ -59,6 +59,10 @@ final class ServiceProcess implements AutoCloseable {
                 "--grpc.server.address=" + host, "--grpc.server.port=" + grpcPort,
                 "--management.server.address=" + host, "--management.server.port=" + managementPort));
         this.command.addAll(args);
+        if (args.stream().noneMatch(arg -> arg.startsWith("--grpcops.shutdown.drain-delay="))) {
+            // Tests stop processes all the time; the drain itself is tested with its own delay.
+            this.command.add("--grpcops.shutdown.drain-delay=100ms");
+        }
     }
 
     /** Starts {@code module}'s jar as {@code name} on {@code host}, with extra environment and arguments. */
@@ -165,6 +169,9 @@ final class ServiceProcess implements AutoCloseable {
     }
 
     private int stop(boolean force, Duration timeout) {
+        if (!process.isAlive()) {
+            return process.exitValue();
+        }
         if (force) {
             process.destroyForcibly();
         } else {
@@ -179,6 +186,21 @@ final class ServiceProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** SIGTERM to all at once, then wait for each: stopping several processes costs one drain. */
+    static void stopAll(List<ServiceProcess> services) {
+        services.stream().filter(ServiceProcess::isAlive).forEach(service -> service.process.destroy());
+        services.forEach(ServiceProcess::close);
+    }
+
+    /** The process's log so far. */
+    String log() {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

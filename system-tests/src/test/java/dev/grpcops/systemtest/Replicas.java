@@ -7,28 +7,39 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
-/** Three whoami pods, w1..w3, on 127.0.0.2, .3 and .4, one port: what a headless Service lists. */
-final class WhoAmIReplicas implements AutoCloseable {
+/**
+ * Three replicas of one service on 127.0.0.2, .3 and .4, one port: the pods a headless Service
+ * lists. WhoAmI pods are named w1..w3 (env POD_NAME).
+ */
+final class Replicas implements AutoCloseable {
 
     static final String TOKEN = "system-test-token";
 
     final List<ServiceProcess> pods = new ArrayList<>();
     final int port;
 
-    WhoAmIReplicas(Map<String, String> extraEnv) {
+    private Replicas(String module, String prefix, Map<String, String> extraEnv, String... args) {
         port = ServiceProcess.freePort("127.0.0.2");
         try {
             for (int i = 1; i <= 3; i++) {
                 Map<String, String> env = new HashMap<>(extraEnv);
-                env.put("POD_NAME", "w" + i);
+                env.put("POD_NAME", prefix + i);
                 env.put("GRPCOPS_ADMIN_TOKEN", TOKEN);
-                pods.add(ServiceProcess.startAt("whoami-service", "whoami-w" + i, "127.0.0." + (i + 1), port, env));
+                pods.add(ServiceProcess.startAt(module, module + "-" + prefix + i, "127.0.0." + (i + 1), port, env, args));
             }
             pods.forEach(pod -> pod.awaitServing(Duration.ofSeconds(90)));
         } catch (RuntimeException e) {
             close();
             throw e;
         }
+    }
+
+    static Replicas whoami(Map<String, String> env, String... args) {
+        return new Replicas("whoami-service", "w", env, args);
+    }
+
+    static Replicas stock(String... args) {
+        return new Replicas("stock-service", "s", Map.of(), args);
     }
 
     /** The address list a headless Service's DNS name would answer. */
@@ -42,6 +53,6 @@ final class WhoAmIReplicas implements AutoCloseable {
 
     @Override
     public void close() {
-        pods.forEach(ServiceProcess::close);
+        ServiceProcess.stopAll(pods);
     }
 }

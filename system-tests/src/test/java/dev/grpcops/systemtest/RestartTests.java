@@ -1,0 +1,233 @@
+package dev.grpcops.systemtest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.cli.Targets;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.CheckoutReply;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.chain.v1.Line;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.proto.chain.v1.StatsRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
+import dev.grpcops.proto.whoami.v1.WhoRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SPEC §10: restarts under steady load. Every replica drains before it stops (NOT_SERVING, wait,
+ * GOAWAY, finish calls in flight); health-checking round_robin clients move away in time.
+ * Measured numbers are appended to target/restart-numbers.txt (quoted in the README).
+ */
+class RestartTests {
+
+    private static final Duration DRAIN = Duration.ofSeconds(1);
+
+    @Test
+    void rollingRestartOfStockUnderQuoteLoadFailsNoQuote() throws Exception {
+        try (Replicas stocks = Replicas.stock("--grpcops.shutdown.drain-delay=" + DRAIN.toMillis() + "ms");
+                ServiceProcess pricing = ServiceProcess.start("pricing-service",
+                        "--grpc.client.stock.address=list:///" + stocks.addressList())) {
+            pricing.awaitServing(Duration.ofSeconds(90));
+            ManagedChannel channel = pricing.channel();
+            try {
+                PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(channel);
+                QuoteRequest quote = QuoteRequest.newBuilder().setSku("rolling").setDelayMs(20).build();
+                SteadyLoad load = new SteadyLoad(4, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
+                for (ServiceProcess stock : stocks.pods) {
+                    restart(stock);
+                    awaitTraffic(stock, "rolling");
+                }
+                load.close();
+
+                record("rolling restart of 3 Stock replicas: " + load.succeeded() + " Quotes, "
+                        + load.failedCount() + " failed");
+                assertThat(load.failures()).as("failed Quotes").isEmpty();
+                assertThat(load.succeeded()).isGreaterThanOrEqualTo(1000);
+                assertThat(stocks.pods.get(0).log()).contains("drain: health NOT_SERVING", "drain: no new calls (GOAWAY)",
+                        "drain: stopped; every call in flight finished");
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void rollingRestartOfWhoAmIUnderSpreadLoadFailsNoCall() throws Exception {
+        try (Replicas pods = Replicas.whoami(Map.of(), "--grpcops.shutdown.drain-delay=" + DRAIN.toMillis() + "ms")) {
+            ManagedChannel channel = Targets.channel(pods.addressList(), Targets.ChannelConfig.hc);
+            try {
+                WhoAmIGrpc.WhoAmIBlockingStub whoami = WhoAmIGrpc.newBlockingStub(channel);
+                SteadyLoad load = new SteadyLoad(4, () -> {
+                    whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance());
+                    ServiceProcess.sleep(Duration.ofMillis(5));
+                });
+                for (ServiceProcess pod : pods.pods) {
+                    restart(pod);
+                    awaitWhoAmITraffic(whoami, pod.name.substring(pod.name.length() - 2));
+                }
+                load.close();
+
+                record("rolling restart of 3 WhoAmI replicas: " + load.succeeded() + " calls, "
+                        + load.failedCount() + " failed");
+                assertThat(load.failures()).as("failed calls").isEmpty();
+                assertThat(load.succeeded()).isGreaterThanOrEqualTo(1000);
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void callInFlightWhenSigtermArrivesCompletes() throws Exception {
+        try (ServiceProcess stock = ServiceProcess.start("stock-service", "--grpcops.shutdown.drain-delay=500ms")) {
+            stock.awaitServing(Duration.ofSeconds(90));
+            ManagedChannel channel = stock.channel();
+            try {
+                ListenableFuture<CheckReply> slow = StockGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .check(CheckRequest.newBuilder().setSku("in-flight").setDelayMs(2000).build());
+                Thread.sleep(300);
+                long sigterm = System.nanoTime();
+                stock.terminate(Duration.ofSeconds(30));
+                Duration stopping = Duration.ofNanos(System.nanoTime() - sigterm);
+
+                assertThat(slow.get(5, TimeUnit.SECONDS).getSku()).isEqualTo("in-flight");
+                assertThat(stopping).as("waited for the call, did not wait out the whole grace")
+                        .isBetween(Duration.ofMillis(1500), Duration.ofSeconds(10));
+                assertThat(stock.log()).contains("serving PT0.5S more for 1 calls in flight",
+                        "drain: stopped; every call in flight finished");
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void sigkillFailsOnlyTheCallsInFlightAndRecoversWithinASecond() throws Exception {
+        try (Replicas stocks = Replicas.stock();
+                ServiceProcess pricing = ServiceProcess.start("pricing-service",
+                        "--grpc.client.stock.address=list:///" + stocks.addressList())) {
+            pricing.awaitServing(Duration.ofSeconds(90));
+            ManagedChannel channel = pricing.channel();
+            try {
+                PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(channel);
+                QuoteRequest quote = QuoteRequest.newBuilder().setSku("killed").setDelayMs(20).build();
+                SteadyLoad load = new SteadyLoad(4, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
+                Thread.sleep(2000);
+                long killed = System.nanoTime();
+                stocks.pods.get(1).kill();
+                Thread.sleep(3000);
+                load.close();
+
+                long lastFailure = load.failureTimes().stream().mapToLong(Long::longValue).max().orElse(killed);
+                Duration recovery = Duration.ofNanos(lastFailure - killed);
+                record("SIGKILL of 1 of 3 Stock replicas under Quote load: " + load.failedCount()
+                        + " failed Quotes " + load.failures() + ", last failure " + recovery.toMillis()
+                        + " ms after the kill; " + load.succeeded() + " Quotes succeeded");
+                assertThat(load.failures().keySet()).as("only calls cut off by the dying connection fail")
+                        .isSubsetOf(Status.Code.UNAVAILABLE);
+                assertThat(load.failedCount()).isLessThanOrEqualTo(8);
+                assertThat(recovery).isLessThan(Duration.ofSeconds(1));
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void stockDownAltogetherFailsFastAndRecoversWhenItIsBack() throws Exception {
+        try (ServiceProcess stock = ServiceProcess.start("stock-service");
+                ServiceProcess pricing = ServiceProcess.start("pricing-service",
+                        "--grpc.client.stock.address=static://" + stock.target());
+                ServiceProcess edge = ServiceProcess.start("edge-service",
+                        "--grpc.client.pricing.address=static://" + pricing.target())) {
+            for (ServiceProcess service : List.of(stock, pricing, edge)) {
+                service.awaitServing(Duration.ofSeconds(90));
+            }
+            ManagedChannel toPricing = pricing.channel();
+            ManagedChannel toEdge = edge.channel();
+            try {
+                PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(toPricing);
+                QuoteRequest quote = QuoteRequest.newBuilder().setSku("down").build();
+                quotes.withDeadlineAfter(5, TimeUnit.SECONDS).quote(quote);
+
+                stock.terminate(Duration.ofSeconds(30));
+                await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+                    long started = System.nanoTime();
+                    StatusRuntimeException failed = org.assertj.core.api.Assertions.catchThrowableOfType(
+                            StatusRuntimeException.class, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
+                    assertThat(failed).isNotNull();
+                    assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    assertThat(Duration.ofNanos(System.nanoTime() - started)).as("fails fast, no hang")
+                            .isLessThan(Duration.ofMillis(500));
+                });
+
+                long started = System.nanoTime();
+                CheckoutReply partial = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(1, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder().addSkus("a").addSkus("b").build());
+                assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+                assertThat(partial.getLinesList()).extracting(Line::getAvailable).containsOnly(false);
+                assertThat(partial.getLinesList()).extracting(Line::getReason).containsOnly("UNAVAILABLE");
+
+                stock.start();
+                stock.awaitServing(Duration.ofSeconds(90));
+                long back = System.nanoTime();
+                await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
+                        .until(() -> quotes.withDeadlineAfter(1, TimeUnit.SECONDS).quote(quote) != null);
+                Duration recovery = Duration.ofNanos(System.nanoTime() - back);
+                record("Stock down altogether: Quote fails fast with UNAVAILABLE; Stock back and SERVING -> "
+                        + "Quotes succeed again after " + recovery.toMillis() + " ms");
+                assertThat(recovery).as("recovery once Stock serves again").isLessThan(Duration.ofMillis(1500));
+            } finally {
+                toPricing.shutdownNow();
+                toEdge.shutdownNow();
+            }
+        }
+    }
+
+    /** SIGTERM, wait for the drain to finish and the process to exit, start it again. */
+    private static void restart(ServiceProcess replica) {
+        replica.terminate(Duration.ofSeconds(60));
+        replica.start();
+        replica.awaitServing(Duration.ofSeconds(90));
+    }
+
+    /** A rolling update moves on once the new replica takes traffic, as readiness gates do. */
+    private static void awaitTraffic(ServiceProcess stock, String sku) {
+        ManagedChannel channel = stock.channel();
+        try {
+            await().atMost(Duration.ofSeconds(30)).until(() -> StockGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(2, TimeUnit.SECONDS)
+                    .stats(StatsRequest.newBuilder().setSku(sku).build()).getSkus(0).getCalls() > 0);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    private static void awaitWhoAmITraffic(WhoAmIGrpc.WhoAmIBlockingStub whoami, String pod) {
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+                pod.equals(whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()).getPod()));
+    }
+
+    private static void record(String line) throws IOException {
+        System.out.println("measured: " + line);
+        Files.writeString(Path.of("target/restart-numbers.txt"), line + System.lineSeparator(),
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+}

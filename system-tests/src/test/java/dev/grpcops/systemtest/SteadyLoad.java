@@ -1,0 +1,64 @@
+package dev.grpcops.systemtest;
+
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A few threads calling one operation back to back, counting what succeeded and what failed, when. */
+final class SteadyLoad implements AutoCloseable {
+
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final AtomicInteger succeeded = new AtomicInteger();
+    private final Map<Status.Code, AtomicInteger> failed = new ConcurrentHashMap<>();
+    private final List<Long> failureTimes = new CopyOnWriteArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+
+    SteadyLoad(int threadCount, Runnable call) {
+        for (int i = 0; i < threadCount; i++) {
+            Thread thread = new Thread(() -> {
+                while (running.get()) {
+                    try {
+                        call.run();
+                        succeeded.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        failed.computeIfAbsent(Status.fromThrowable(e).getCode(), c -> new AtomicInteger()).incrementAndGet();
+                        failureTimes.add(System.nanoTime());
+                    }
+                }
+            }, "steady-load-" + i);
+            thread.setDaemon(true);
+            thread.start();
+            threads.add(thread);
+        }
+    }
+
+    int succeeded() {
+        return succeeded.get();
+    }
+
+    int failedCount() {
+        return failed.values().stream().mapToInt(AtomicInteger::get).sum();
+    }
+
+    Map<Status.Code, AtomicInteger> failures() {
+        return failed;
+    }
+
+    /** When (System.nanoTime) each failed call ended. */
+    List<Long> failureTimes() {
+        return failureTimes;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        running.set(false);
+        for (Thread thread : threads) {
+            thread.join(10_000);
+        }
+    }
+}
