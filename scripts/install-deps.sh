@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond Java 17 and Maven, from Debian's archive, when missing:
-#   haproxy  - the connection-level (L4) balancer that plays a Kubernetes ClusterIP in the tests.
+#   haproxy        - the connection-level (L4) balancer that plays a Kubernetes ClusterIP in the tests
+#   docker.io      - a Docker engine, for the container tests and docker compose
+#   docker-compose - Compose for machines without the compose plugin
+#   debootstrap    - builds the local base images (scripts/local-images.sh) where no registry is reachable
 # Safe to run again: it installs only what is not there. Needs root (or sudo) on Debian/Ubuntu.
 set -euo pipefail
 
 missing=()
-command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
+have haproxy || missing+=(haproxy)
+have dockerd || missing+=(docker.io)
+have docker-compose || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
+have debootstrap || missing+=(debootstrap)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: nothing to install"

@@ -32,8 +32,13 @@ public final class ReconnectNudger implements DisposableBean {
         }
     }
 
+    /**
+     * Watches {@code channel}, and starts connecting it now: a channel left idle until the first
+     * call makes that call pay for the connection (and the health check) out of its deadline.
+     */
     public void watch(ManagedChannel channel) {
         channels.add(channel);
+        channel.getState(true);
     }
 
     private void nudge() {

@@ -1,13 +1,9 @@
 package dev.grpcops.cli;
 
-import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
-import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.health.v1.HealthGrpc;
+import dev.grpcops.lifecycle.HealthProbe;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -33,21 +29,11 @@ final class ProbeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ManagedChannel channel = Targets.channel(target, Targets.ChannelConfig.pinned);
-        try {
-            ServingStatus status = HealthGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .check(HealthCheckRequest.newBuilder().setService(service).build())
-                    .getStatus();
-            spec.commandLine().getOut().println(status);
-            spec.commandLine().getOut().flush();
-            return status == ServingStatus.SERVING ? 0 : 1;
-        } catch (StatusRuntimeException e) {
-            spec.commandLine().getErr().println("error: " + e.getStatus().getCode()
-                    + (e.getStatus().getDescription() == null ? "" : ": " + e.getStatus().getDescription()));
-            return 1;
-        } finally {
-            channel.shutdownNow();
-        }
+        HealthProbe.Result result = HealthProbe.probe(Targets.grpcTarget(target), service, timeout);
+        PrintWriter printer = result.serving() || !result.message().startsWith("error:")
+                ? spec.commandLine().getOut() : spec.commandLine().getErr();
+        printer.println(result.message());
+        printer.flush();
+        return result.serving() ? 0 : 1;
     }
 }

@@ -1,0 +1,110 @@
+package dev.grpcops.containers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonParser;
+import dev.grpcops.lifecycle.HealthProbe;
+import dev.grpcops.proto.chain.v1.CheckoutReply;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.chain.v1.Line;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * docker-compose.yml as users run it: brought up whole (published ports on 127.0.0.1, which
+ * must be free), a Checkout through Edge's published port, Prometheus scraping every service.
+ */
+class ComposeIT {
+
+    private static final String PROJECT = "grpcops-it";
+
+    @BeforeAll
+    static void up() throws Exception {
+        Docker.requireEngine();
+        try {
+            compose("up", "-d", "--build");
+        } catch (Exception e) {
+            down();
+            throw e;
+        }
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        compose("down", "--volumes", "--timeout", "10");
+    }
+
+    @Test
+    void checkoutThroughEdgesPublishedPortAndEveryScrapeTargetUp() throws Exception {
+        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(2)).until(() ->
+                HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2)).serving());
+
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", 50063).usePlaintext().build();
+        try {
+            await().atMost(Duration.ofMinutes(1)).ignoreExceptions().untilAsserted(() -> {
+                CheckoutReply reply = EdgeGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder().addSkus("compose-a").addSkus("compose-b").build());
+                assertThat(reply.getLinesList()).extracting(Line::getAvailable).containsOnly(true);
+                assertThat(reply.getLines(0).getPriceCents()).isEqualTo(1200);
+            });
+        } finally {
+            channel.shutdownNow();
+        }
+
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(2)).ignoreExceptions().untilAsserted(() ->
+                assertThat(scrapeTargets()).hasSize(6).allSatisfy((instance, health) ->
+                        assertThat(health).as(instance).isEqualTo("up")));
+    }
+
+    /** Prometheus' view: instance -> health. */
+    private static Map<String, String> scrapeTargets() throws IOException, InterruptedException {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/targets")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        Iterable<JsonElement> targets = JsonParser.parseString(response.body()).getAsJsonObject()
+                .getAsJsonObject("data").getAsJsonArray("activeTargets");
+        return StreamSupport.stream(targets.spliterator(), false).map(JsonElement::getAsJsonObject)
+                .collect(Collectors.toMap(
+                        t -> t.getAsJsonObject("labels").get("instance").getAsString(),
+                        t -> t.get("health").getAsString()));
+    }
+
+    /** docker-compose (1.29) where installed, else the compose plugin; environment passed through. */
+    private static void compose(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/docker-compose")) || Files.isExecutable(Path.of("/usr/local/bin/docker-compose"))) {
+            command.add("docker-compose");
+        } else {
+            command.addAll(List.of("docker", "compose"));
+        }
+        command.addAll(List.of("-p", PROJECT, "-f", Docker.ROOT.resolve("docker-compose.yml").toString()));
+        command.addAll(List.of(args));
+        Path log = Path.of("target/compose-" + args[0] + ".log");
+        Process process = new ProcessBuilder(command).directory(Docker.ROOT.toFile())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!process.waitFor(15, TimeUnit.MINUTES) || process.exitValue() != 0) {
+            process.destroyForcibly();
+            throw new IllegalStateException(String.join(" ", command) + " failed, see " + log.toAbsolutePath());
+        }
+    }
+}
