@@ -14,7 +14,7 @@ import org.springframework.core.env.MapPropertySource;
  */
 public final class MaxConnectionAgeEnvironment implements EnvironmentPostProcessor {
 
-    static final String VARIABLE = "MAX_CONNECTION_AGE_MS";
+    public static final String VARIABLE = "MAX_CONNECTION_AGE_MS";
     static final String DEFAULT_GRACE = "5000ms";
 
     @Override

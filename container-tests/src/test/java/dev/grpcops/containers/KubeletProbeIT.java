@@ -1,0 +1,74 @@
+package dev.grpcops.containers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.lifecycle.HealthProbe;
+import dev.grpcops.proto.whoami.v1.DrainRequest;
+import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
+import io.fabric8.kubernetes.api.model.GRPCAction;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.stub.MetadataUtils;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.Network;
+
+/**
+ * The probes of k8s/base/whoami.yaml, made the way kubelet makes them, against the real image:
+ * draining fails readiness and leaves liveness passing, so the pod leaves the Service and is not
+ * restarted.
+ */
+class KubeletProbeIT {
+
+    @Test
+    void drainFailsTheManifestsReadinessProbeButNotItsLivenessProbe() throws IOException {
+        Docker.requireEngine();
+        Deployment whoami = new KubernetesSerialization().unmarshal(
+                Files.readString(Docker.ROOT.resolve("k8s/base/whoami.yaml")).split("(?m)^---\\s*$")[0], Deployment.class);
+        var container = whoami.getSpec().getTemplate().getSpec().getContainers().get(0);
+        GRPCAction readiness = container.getReadinessProbe().getGrpc();
+        GRPCAction liveness = container.getLivenessProbe().getGrpc();
+
+        Network network = Network.newNetwork();
+        GenericContainer<?> pod = ServiceContainers.service("whoami-service", network, "whoami",
+                readiness.getPort(), readiness.getService()).withEnv("POD_NAME", "probe-test");
+        try {
+            pod.start();
+            assertThat(probe(pod, readiness).serving()).as("readiness before the drain").isTrue();
+            assertThat(probe(pod, liveness).serving()).as("liveness before the drain").isTrue();
+
+            drain(pod, readiness.getPort());
+
+            HealthProbe.Result ready = probe(pod, readiness);
+            assertThat(ready.serving()).as("readiness after the drain").isFalse();
+            assertThat(ready.message()).isEqualTo("NOT_SERVING");
+            assertThat(probe(pod, liveness).serving()).as("liveness after the drain: no restart").isTrue();
+        } finally {
+            ServiceContainers.removeAll(network, pod);
+        }
+    }
+
+    /** kubelet's grpc probe: Check(service) on the probe's port, within timeoutSeconds (default 1 s). */
+    private static HealthProbe.Result probe(GenericContainer<?> pod, GRPCAction action) {
+        String service = action.getService() == null ? "" : action.getService();
+        return HealthProbe.probe(pod.getHost() + ":" + pod.getMappedPort(action.getPort()), service, Duration.ofSeconds(1));
+    }
+
+    private static void drain(GenericContainer<?> pod, int port) {
+        Metadata headers = new Metadata();
+        headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer container-test-token");
+        ManagedChannel channel = ServiceContainers.channel(pod, port);
+        try {
+            WhoAmIGrpc.newBlockingStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+                    .withDeadlineAfter(5, TimeUnit.SECONDS).drain(DrainRequest.getDefaultInstance());
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+}

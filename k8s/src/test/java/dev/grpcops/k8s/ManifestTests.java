@@ -1,0 +1,257 @@
+package dev.grpcops.k8s;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.admin.AdminProperties;
+import dev.grpcops.lifecycle.MaxConnectionAgeEnvironment;
+import dev.grpcops.lifecycle.ShutdownProperties;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/** The manifests held against the code: what a cluster would get wrong silently. */
+class ManifestTests {
+
+    private static final Pattern HEADLESS_TARGET =
+            Pattern.compile("dns:///([a-z0-9-]+)-headless\\.grpcops\\.svc\\.cluster\\.local:(\\d+)");
+
+    static Stream<Path> objectFiles() {
+        return Manifests.objectFiles().stream();
+    }
+
+    @ParameterizedTest
+    @MethodSource("objectFiles")
+    void everyManifestParsesIntoTypedObjectsWithNoUnknownField(Path file) {
+        List<HasMetadata> objects = Manifests.parse(Manifests.read(file));
+        assertThat(objects).isNotEmpty();
+        for (HasMetadata object : objects) {
+            assertThat(UnknownFields.in(object)).as(file + ": " + object.getKind() + " " + object.getMetadata().getName())
+                    .isEmpty();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/lab", "overlays/prod"})
+    void everyKustomizationRendersIntoKnownObjects(String dir) {
+        List<HasMetadata> objects = Manifests.render(dir);
+        assertThat(objects).extracting(HasMetadata::getKind).contains("Namespace", "Deployment", "Service", "Secret");
+        for (HasMetadata object : objects) {
+            assertThat(UnknownFields.in(object)).as(dir + ": " + object.getKind() + " " + object.getMetadata().getName())
+                    .isEmpty();
+            if (!object.getKind().equals("Namespace")) {
+                assertThat(object.getMetadata().getNamespace()).as(object.getMetadata().getName()).isEqualTo("grpcops");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void probesAskForTheNamesTheServicesRegister(String dir) {
+        for (Deployment deployment : serviceDeployments(dir)) {
+            ServiceModule service = ServiceModule.of(app(deployment));
+            Container container = container(deployment);
+            assertThat(container.getReadinessProbe().getGrpc().getService()).as(service.app + " readiness")
+                    .isEqualTo(service.grpcService);
+            assertThat(container.getReadinessProbe().getGrpc().getPort()).isEqualTo(service.grpcPort());
+            // Naming the service in liveness would restart a drained pod.
+            assertThat(container.getLivenessProbe().getGrpc().getService()).as(service.app + " liveness")
+                    .isNullOrEmpty();
+            assertThat(container.getLivenessProbe().getGrpc().getPort()).isEqualTo(service.grpcPort());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void containerPortsAreThePortsTheServicesListenOn(String dir) {
+        for (Deployment deployment : serviceDeployments(dir)) {
+            ServiceModule service = ServiceModule.of(app(deployment));
+            Map<String, Integer> ports = container(deployment).getPorts().stream()
+                    .collect(Collectors.toMap(ContainerPort::getName, ContainerPort::getContainerPort));
+            assertThat(ports).as(service.app).containsEntry("grpc", service.grpcPort())
+                    .containsEntry("http", service.managementPort());
+            assertThat(deployment.getSpec().getTemplate().getMetadata().getAnnotations())
+                    .containsEntry("prometheus.io/port", String.valueOf(service.managementPort()))
+                    .containsEntry("prometheus.io/path", "/actuator/prometheus");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void selectorsMatchThePodLabels(String dir) {
+        List<HasMetadata> objects = Manifests.render(dir);
+        List<Deployment> deployments = of(objects, Deployment.class);
+        for (Deployment deployment : deployments) {
+            assertThat(deployment.getSpec().getTemplate().getMetadata().getLabels())
+                    .containsAllEntriesOf(deployment.getSpec().getSelector().getMatchLabels());
+        }
+        for (Service service : of(objects, Service.class)) {
+            Map<String, String> selector = service.getSpec().getSelector();
+            assertThat(deployments).as("pods selected by Service " + service.getMetadata().getName())
+                    .anySatisfy(d -> assertThat(d.getSpec().getTemplate().getMetadata().getLabels())
+                            .containsAllEntriesOf(selector));
+        }
+        for (PodDisruptionBudget budget : of(objects, PodDisruptionBudget.class)) {
+            assertThat(deployments).anySatisfy(d -> assertThat(d.getSpec().getTemplate().getMetadata().getLabels())
+                    .containsAllEntriesOf(budget.getSpec().getSelector().getMatchLabels()));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void everyEnvironmentVariableIsOneTheCodeReads(String dir) {
+        String adminToken = AdminProperties.class.getAnnotation(ConfigurationProperties.class).value()
+                .replace('.', '_').toUpperCase() + "_TOKEN";
+        for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
+            Set<String> read = new HashSet<>(Set.of(MaxConnectionAgeEnvironment.VARIABLE, adminToken));
+            if (!app(deployment).equals("client")) {
+                read.addAll(ServiceModule.of(app(deployment)).placeholderVariables());
+            }
+            assertThat(container(deployment).getEnv()).extracting(EnvVar::getName).as(app(deployment))
+                    .isSubsetOf(read);
+        }
+    }
+
+    @Test
+    void imagesAreTheOnesTheDockerfilesAndComposeBuild() {
+        String compose = Manifests.read(Manifests.ROOT.resolve("docker-compose.yml"));
+        for (Deployment deployment : of(Manifests.render("base"), Deployment.class)) {
+            String image = container(deployment).getImage();
+            String name = image.substring(0, image.lastIndexOf(':'));
+            String module = name.substring("grpcops/".length());
+            assertThat(name).startsWith("grpcops/");
+            assertThat(Files.isRegularFile(Manifests.ROOT.resolve(module + "/Dockerfile"))).as(module + "/Dockerfile")
+                    .isTrue();
+            assertThat(compose).as("docker-compose.yml builds " + image).contains("image: " + image);
+        }
+    }
+
+    @Test
+    void whoamiIsWhatSpecSection7Says() {
+        List<HasMetadata> base = Manifests.render("base");
+        Deployment whoami = named(of(base, Deployment.class), "whoami");
+        assertThat(whoami.getSpec().getReplicas()).isEqualTo(3);
+        assertThat(whoami.getSpec().getSelector().getMatchLabels()).containsEntry("app", "whoami");
+        Container container = container(whoami);
+        assertThat(container.getReadinessProbe().getPeriodSeconds()).isEqualTo(2);
+        assertThat(container.getReadinessProbe().getFailureThreshold()).isEqualTo(1);
+        assertThat(container.getLivenessProbe().getPeriodSeconds()).isEqualTo(5);
+        assertThat(container.getEnv()).anySatisfy(env -> {
+            assertThat(env.getName()).isEqualTo("POD_NAME");
+            assertThat(env.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
+        });
+
+        Service clusterIp = named(of(base, Service.class), "whoami");
+        assertThat(clusterIp.getSpec().getType()).isEqualTo("ClusterIP");
+        assertThat(clusterIp.getSpec().getClusterIP()).isNull();
+        Service headless = named(of(base, Service.class), "whoami-headless");
+        assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
+        for (Service service : List.of(clusterIp, headless)) {
+            assertThat(service.getSpec().getSelector()).isEqualTo(Map.of("app", "whoami"));
+            assertThat(service.getSpec().getPorts()).anySatisfy(p -> assertThat(p.getPort()).isEqualTo(50051));
+        }
+
+        assertThat(env(named(of(Manifests.render("overlays/lab"), Deployment.class), "whoami"), "MAX_CONNECTION_AGE_MS"))
+                .isEqualTo("1000");
+        assertThat(Long.parseLong(env(named(of(Manifests.render("overlays/prod"), Deployment.class), "whoami"),
+                "MAX_CONNECTION_AGE_MS"))).as("minutes in production").isGreaterThanOrEqualTo(60_000);
+    }
+
+    @Test
+    void chainServicesCallTheirDownstreamThroughItsHeadlessService() {
+        List<HasMetadata> base = Manifests.render("base");
+        Map<String, String> downstream = Map.of("pricing", "stock", "edge", "pricing");
+        downstream.forEach((caller, callee) -> {
+            String args = String.join(" ", container(named(of(base, Deployment.class), caller)).getArgs());
+            Matcher target = HEADLESS_TARGET.matcher(args);
+            assertThat(target.find()).as(caller + " args: " + args).isTrue();
+            assertThat(target.group(1)).isEqualTo(callee);
+            assertThat(Integer.parseInt(target.group(2))).isEqualTo(ServiceModule.of(callee).grpcPort());
+            Service headless = named(of(base, Service.class), callee + "-headless");
+            assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
+            assertThat(headless.getSpec().getPorts()).anySatisfy(p ->
+                    assertThat(p.getPort()).isEqualTo(ServiceModule.of(callee).grpcPort()));
+        });
+    }
+
+    @Test
+    void podsAreHardenedAndStopInTimeToDrain() {
+        long drain = new ShutdownProperties().getDrainDelay().toSeconds();
+        for (Deployment deployment : of(Manifests.render("base"), Deployment.class)) {
+            var pod = deployment.getSpec().getTemplate().getSpec();
+            assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+            assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+            var security = container(deployment).getSecurityContext();
+            assertThat(security.getReadOnlyRootFilesystem()).isTrue();
+            assertThat(security.getAllowPrivilegeEscalation()).isFalse();
+            assertThat(security.getCapabilities().getDrop()).containsExactly("ALL");
+            assertThat(container(deployment).getResources().getRequests()).containsKeys("cpu", "memory");
+            if (!app(deployment).equals("client")) {
+                long grace = ServiceModule.of(app(deployment)).shutdownGracePeriod().toSeconds();
+                assertThat(pod.getTerminationGracePeriodSeconds()).as(app(deployment)
+                        + ": drain delay + grace for calls in flight, before SIGKILL").isGreaterThan(drain + grace);
+            }
+        }
+    }
+
+    @Test
+    void productionRunsSeveralReplicasWithBudgetsAndAutoscaling() {
+        List<HasMetadata> prod = Manifests.render("overlays/prod");
+        for (Deployment deployment : serviceDeployments("overlays/prod")) {
+            assertThat(deployment.getSpec().getReplicas()).as(app(deployment)).isGreaterThanOrEqualTo(2);
+            assertThat(deployment.getSpec().getTemplate().getSpec().getTopologySpreadConstraints()).isNotEmpty();
+            assertThat(of(prod, PodDisruptionBudget.class)).extracting(b -> b.getMetadata().getName())
+                    .contains(app(deployment));
+        }
+        assertThat(of(prod, HorizontalPodAutoscaler.class)).extracting(h -> h.getSpec().getScaleTargetRef().getName())
+                .containsExactlyInAnyOrder("edge", "pricing");
+        assertThat(of(prod, HorizontalPodAutoscaler.class)).allSatisfy(h ->
+                assertThat(h.getSpec().getMinReplicas()).isGreaterThanOrEqualTo(2));
+    }
+
+    private static List<Deployment> serviceDeployments(String dir) {
+        return of(Manifests.render(dir), Deployment.class).stream()
+                .filter(d -> !app(d).equals("client")).toList();
+    }
+
+    private static <T> List<T> of(List<HasMetadata> objects, Class<T> type) {
+        return objects.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    private static <T extends HasMetadata> T named(List<T> objects, String name) {
+        return objects.stream().filter(o -> o.getMetadata().getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no object named " + name));
+    }
+
+    private static String app(Deployment deployment) {
+        return deployment.getSpec().getTemplate().getMetadata().getLabels().get("app");
+    }
+
+    private static Container container(Deployment deployment) {
+        return deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+    }
+
+    private static String env(Deployment deployment, String name) {
+        return container(deployment).getEnv().stream().filter(e -> e.getName().equals(name)).findFirst()
+                .map(EnvVar::getValue).orElseThrow(() -> new AssertionError(name + " not set"));
+    }
+}
