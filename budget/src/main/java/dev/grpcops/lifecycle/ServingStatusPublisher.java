@@ -23,7 +23,6 @@ public final class ServingStatusPublisher {
     private static final Logger log = LoggerFactory.getLogger(ServingStatusPublisher.class);
 
     private final HealthStatusManager health;
-    private volatile List<String> published = List.of();
 
     public ServingStatusPublisher(HealthStatusManager health) {
         this.health = health;
@@ -31,17 +30,12 @@ public final class ServingStatusPublisher {
 
     @EventListener
     public void serverStarted(GrpcServerStartedEvent event) {
-        published = event.getServer().getServices().stream()
+        List<String> published = event.getServer().getServices().stream()
                 .map(ServerServiceDefinition::getServiceDescriptor)
                 .map(descriptor -> descriptor.getName())
                 .filter(name -> !NOT_PUBLISHED.contains(name))
                 .toList();
         published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
         log.info("health: SERVING for \"\" and {}", published);
-    }
-
-    /** The service names this server reports in the health service, besides {@code ""}. */
-    public List<String> publishedNames() {
-        return published;
     }
 }
