@@ -4,7 +4,6 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import java.util.List;
-import java.util.Set;
 import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,9 +16,6 @@ import org.springframework.context.event.EventListener;
  */
 public final class ServingStatusPublisher {
 
-    /** Infrastructure services that get no health name of their own. */
-    private static final Set<String> NOT_PUBLISHED = Set.of(
-            "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "grpc.reflection.v1.ServerReflection");
     private static final Logger log = LoggerFactory.getLogger(ServingStatusPublisher.class);
 
     private final HealthStatusManager health;
@@ -33,7 +29,7 @@ public final class ServingStatusPublisher {
         List<String> published = event.getServer().getServices().stream()
                 .map(ServerServiceDefinition::getServiceDescriptor)
                 .map(descriptor -> descriptor.getName())
-                .filter(name -> !NOT_PUBLISHED.contains(name))
+                .filter(name -> !InfrastructureServices.NAMES.contains(name))
                 .toList();
         published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
         log.info("health: SERVING for \"\" and {}", published);

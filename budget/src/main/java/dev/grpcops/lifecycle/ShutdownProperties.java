@@ -23,8 +23,7 @@ public class ShutdownProperties {
     private Duration drainDelay = Duration.ofSeconds(5);
 
     /** Services whose calls are long-lived streams (health Watch): they do not hold up the stop, and are cancelled at the end. */
-    private List<String> longLivedServices = new ArrayList<>(List.of(
-            "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "grpc.reflection.v1.ServerReflection"));
+    private List<String> longLivedServices = new ArrayList<>(InfrastructureServices.NAMES);
 
     public boolean isEnabled() {
         return enabled;

@@ -1,6 +1,7 @@
 package dev.grpcops.budget.autoconfigure;
 
 import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.lifecycle.InfrastructureServices;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +27,7 @@ public class BudgetProperties {
     private Duration retryMin = BudgetRules.DEFAULTS.retryMin();
 
     /** Services whose calls get no budget: long-lived streams such as health Watch and reflection. */
-    private List<String> excludedServices = new ArrayList<>(List.of(
-            "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "grpc.reflection.v1.ServerReflection"));
+    private List<String> excludedServices = new ArrayList<>(InfrastructureServices.NAMES);
 
     BudgetRules toRules() {
         return new BudgetRules(reserve, defaultBudget, minDownstream, retryMin);
