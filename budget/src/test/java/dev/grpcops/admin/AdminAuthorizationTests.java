@@ -28,9 +28,6 @@ import org.junit.jupiter.api.Test;
 
 class AdminAuthorizationTests {
 
-    private static final Metadata.Key<String> AUTHORIZATION =
-            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
-
     private final AtomicInteger drains = new AtomicInteger();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private Server server;
@@ -92,7 +89,7 @@ class AdminAuthorizationTests {
             return stub;
         }
         Metadata headers = new Metadata();
-        headers.put(AUTHORIZATION, authorization);
+        headers.put(AdminCredentials.AUTHORIZATION, authorization);
         return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
     }
 

@@ -1,12 +1,11 @@
 package dev.grpcops.cli;
 
 import com.google.gson.Gson;
+import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.proto.whoami.v1.DrainReply;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
-import io.grpc.stub.MetadataUtils;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -44,12 +43,10 @@ abstract class AdminCall implements Callable<Integer> {
             spec.commandLine().getErr().println("error: set " + TOKEN_VARIABLE + " to the services' admin token");
             return 2;
         }
-        Metadata headers = new Metadata();
-        headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
         ManagedChannel channel = Targets.channel(target, Targets.ChannelConfig.pinned);
         try {
             WhoAmIGrpc.WhoAmIBlockingStub stub = WhoAmIGrpc.newBlockingStub(channel)
-                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+                    .withInterceptors(AdminCredentials.bearer(token))
                     .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
             DrainReply reply = operation().apply(stub, DrainRequest.getDefaultInstance());
             Map<String, String> printed = new LinkedHashMap<>();

@@ -2,6 +2,7 @@ package dev.grpcops.containers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.lifecycle.HealthProbe;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
@@ -9,8 +10,6 @@ import io.fabric8.kubernetes.api.model.GRPCAction;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
-import io.grpc.stub.MetadataUtils;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -61,11 +60,9 @@ class KubeletProbeIT {
     }
 
     private static void drain(GenericContainer<?> pod, int port) {
-        Metadata headers = new Metadata();
-        headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer container-test-token");
         ManagedChannel channel = ServiceContainers.channel(pod, port);
         try {
-            WhoAmIGrpc.newBlockingStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+            WhoAmIGrpc.newBlockingStub(channel).withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
                     .withDeadlineAfter(5, TimeUnit.SECONDS).drain(DrainRequest.getDefaultInstance());
         } finally {
             channel.shutdownNow();

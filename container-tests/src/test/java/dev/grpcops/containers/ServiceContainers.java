@@ -14,6 +14,9 @@ import org.testcontainers.images.builder.ImageFromDockerfile;
 /** Containers of the services, from images built with the project's own Dockerfiles. */
 final class ServiceContainers {
 
+    /** The admin token every service container gets. */
+    static final String ADMIN_TOKEN = "container-test-token";
+
     private static final Map<String, ImageFromDockerfile> IMAGES = new ConcurrentHashMap<>();
 
     private ServiceContainers() {
@@ -45,7 +48,7 @@ final class ServiceContainers {
                 .withNetwork(network)
                 .withNetworkAliases(alias)
                 .withExposedPorts(grpcPort)
-                .withEnv("GRPCOPS_ADMIN_TOKEN", "container-test-token")
+                .withEnv("GRPCOPS_ADMIN_TOKEN", ADMIN_TOKEN)
                 .withCreateContainerCmdModifier(cmd -> cmd.withHealthcheck(new HealthCheck().withTest(List.of("NONE"))))
                 .waitingFor(new GrpcHealthWait(grpcPort, healthName));
     }

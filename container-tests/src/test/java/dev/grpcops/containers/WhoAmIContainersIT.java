@@ -2,16 +2,15 @@ package dev.grpcops.containers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.cli.Targets;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoRequest;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.stub.MetadataUtils;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -135,12 +134,10 @@ class WhoAmIContainersIT {
 
     private static void admin(GenericContainer<?> pod,
             BiFunction<WhoAmIGrpc.WhoAmIBlockingStub, DrainRequest, ?> operation) {
-        Metadata headers = new Metadata();
-        headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer container-test-token");
         ManagedChannel channel = ServiceContainers.channel(pod, 50051);
         try {
             operation.apply(WhoAmIGrpc.newBlockingStub(channel)
-                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+                    .withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
                     .withDeadlineAfter(3, TimeUnit.SECONDS), DrainRequest.getDefaultInstance());
         } finally {
             channel.shutdownNow();

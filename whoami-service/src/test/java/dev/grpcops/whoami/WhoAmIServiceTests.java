@@ -3,18 +3,17 @@ package dev.grpcops.whoami;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoRequest;
 import io.grpc.Context;
-import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -135,8 +134,6 @@ class WhoAmIServiceTests {
     }
 
     private WhoAmIGrpc.WhoAmIBlockingStub admin(String token) {
-        Metadata headers = new Metadata();
-        headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
-        return whoami.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+        return whoami.withInterceptors(AdminCredentials.bearer(token));
     }
 }

@@ -1,5 +1,6 @@
 package dev.grpcops.admin.internal;
 
+import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.admin.AdminMethods;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
@@ -28,8 +29,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class AdminAuthorizationInterceptor implements ServerInterceptor {
 
-    static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
-    private static final String BEARER = "Bearer ";
     private static final Logger log = LoggerFactory.getLogger(AdminAuthorizationInterceptor.class);
 
     private final Set<String> adminMethods;
@@ -50,7 +49,7 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
         if (!adminMethods.contains(method)) {
             return next.startCall(call, headers);
         }
-        Status refusal = refusal(headers.get(AUTHORIZATION));
+        Status refusal = refusal(headers.get(AdminCredentials.AUTHORIZATION));
         ServerCall<ReqT, RespT> logged = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
@@ -70,11 +69,11 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             return Status.PERMISSION_DENIED.withDescription(
                     "admin operations are disabled: set grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)");
         }
-        if (authorization == null || !authorization.startsWith(BEARER)) {
+        if (authorization == null || !authorization.startsWith(AdminCredentials.BEARER)) {
             return Status.UNAUTHENTICATED.withDescription("admin operation needs metadata 'authorization: Bearer <token>'");
         }
         // Digests have one length whatever was sent, so the comparison takes the same time.
-        if (!MessageDigest.isEqual(tokenDigest, sha256(authorization.substring(BEARER.length())))) {
+        if (!MessageDigest.isEqual(tokenDigest, sha256(authorization.substring(AdminCredentials.BEARER.length())))) {
             return Status.PERMISSION_DENIED.withDescription("admin token rejected");
         }
         return null;
