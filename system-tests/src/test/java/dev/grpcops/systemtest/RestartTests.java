@@ -42,14 +42,10 @@ class RestartTests {
     @Test
     void rollingRestartOfStockUnderQuoteLoadFailsNoQuote() throws Exception {
         try (Replicas stocks = Replicas.stock("--grpcops.shutdown.drain-delay=" + DRAIN.toMillis() + "ms");
-                ServiceProcess pricing = ServiceProcess.start("pricing-service",
-                        "--grpc.client.stock.address=list:///" + stocks.addressList())) {
-            pricing.awaitServing(Duration.ofSeconds(90));
+                ServiceProcess pricing = pricingBehind(stocks)) {
             ManagedChannel channel = pricing.channel();
             try {
-                PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(channel);
-                QuoteRequest quote = QuoteRequest.newBuilder().setSku("rolling").setDelayMs(20).build();
-                SteadyLoad load = new SteadyLoad(4, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
+                SteadyLoad load = quoteLoad(channel, "rolling");
                 for (ServiceProcess stock : stocks.pods) {
                     restart(stock);
                     awaitTraffic(stock, "rolling");
@@ -121,14 +117,10 @@ class RestartTests {
     @Test
     void sigkillFailsOnlyTheCallsInFlightAndRecoversWithinASecond() throws Exception {
         try (Replicas stocks = Replicas.stock();
-                ServiceProcess pricing = ServiceProcess.start("pricing-service",
-                        "--grpc.client.stock.address=list:///" + stocks.addressList())) {
-            pricing.awaitServing(Duration.ofSeconds(90));
+                ServiceProcess pricing = pricingBehind(stocks)) {
             ManagedChannel channel = pricing.channel();
             try {
-                PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(channel);
-                QuoteRequest quote = QuoteRequest.newBuilder().setSku("killed").setDelayMs(20).build();
-                SteadyLoad load = new SteadyLoad(4, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
+                SteadyLoad load = quoteLoad(channel, "killed");
                 Thread.sleep(2000);
                 long killed = System.nanoTime();
                 stocks.pods.get(1).kill();
@@ -199,6 +191,21 @@ class RestartTests {
                 toEdge.shutdownNow();
             }
         }
+    }
+
+    /** Pricing calling the three Stock replicas with health-checked round_robin, ready to serve. */
+    private static ServiceProcess pricingBehind(Replicas stocks) {
+        ServiceProcess pricing = ServiceProcess.start("pricing-service",
+                "--grpc.client.stock.address=list:///" + stocks.addressList());
+        pricing.awaitServing(Duration.ofSeconds(90));
+        return pricing;
+    }
+
+    /** Four threads of Quotes (20 ms at Stock each, 2 s deadline) for one SKU. */
+    private static SteadyLoad quoteLoad(ManagedChannel channel, String sku) {
+        PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(channel);
+        QuoteRequest quote = QuoteRequest.newBuilder().setSku(sku).setDelayMs(20).build();
+        return new SteadyLoad(4, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
     }
 
     /** SIGTERM, wait for the drain to finish and the process to exit, start it again. */
