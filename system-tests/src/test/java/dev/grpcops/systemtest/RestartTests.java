@@ -197,8 +197,12 @@ class RestartTests {
     private static ServiceProcess pricingBehind(Replicas stocks) {
         ServiceProcess pricing = ServiceProcess.start("pricing-service",
                 "--grpc.client.stock.address=list:///" + stocks.addressList());
-        pricing.awaitServing(Duration.ofSeconds(90));
-        return pricing;
+        try {
+            return pricing.awaitServing(Duration.ofSeconds(90));
+        } catch (RuntimeException e) {
+            pricing.close();
+            throw e;
+        }
     }
 
     /** Four threads of Quotes (20 ms at Stock each, 2 s deadline) for one SKU. */
