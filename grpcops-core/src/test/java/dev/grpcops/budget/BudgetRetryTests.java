@@ -1,0 +1,78 @@
+package dev.grpcops.budget;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** SPEC §5's flaky SKU: retried once on UNAVAILABLE when the budget still allows it. */
+class BudgetRetryTests {
+
+    private static final QuoteRequest QUOTE = QuoteRequest.newBuilder().setSku("flaky-x").build();
+
+    @Test
+    void retriesUnavailableWhenTheBudgetAllows() throws Exception {
+        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+
+            assertThat(chain.stockCalls()).isEqualTo(2);
+            assertThat(chain.listener.retriesAttempted).hasValue(1);
+            assertThat(chain.listener.retriesRefused).hasValue(0);
+        }
+    }
+
+    @Test
+    void refusesTheRetryWhenTheBudgetIsShort() throws Exception {
+        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+                    () -> chain.pricing().withDeadlineAfter(800, TimeUnit.MILLISECONDS).quote(QUOTE));
+
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(chain.stockCalls()).isEqualTo(1);
+            assertThat(chain.listener.retriesRefused).hasValue(1);
+            assertThat(chain.listener.retriesAttempted).hasValue(0);
+        }
+    }
+
+    @Test
+    void retryRunsUnderTheSameBudgetAsTheFirstAttempt() throws Exception {
+        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+            chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE);
+
+            // Both attempts are held to the same deadline: the second sees a little less, never a fresh budget.
+            assertThat(chain.stockReceived).hasSize(2);
+            assertThat(chain.stockReceived.get(1)).isLessThanOrEqualTo(chain.stockReceived.get(0)).isGreaterThan(1.0);
+        }
+    }
+
+    @Test
+    void blockingFormRetriesOutsideAServedCallUnderAFreshDefaultBudget() throws Exception {
+        BudgetRetry retry = new BudgetRetry(BudgetRules.DEFAULTS, BudgetListener.NONE);
+        int[] attempts = {0};
+        String answer = retry.blocking(() -> {
+            assertThat(Budget.current()).get().extracting(Budget::defaulted).isEqualTo(true);
+            if (attempts[0]++ == 0) {
+                throw Status.UNAVAILABLE.asRuntimeException();
+            }
+            return "ok";
+        });
+        assertThat(answer).isEqualTo("ok");
+        assertThat(attempts[0]).isEqualTo(2);
+    }
+
+    @Test
+    void otherFailuresAreNotRetried() {
+        BudgetRetry retry = new BudgetRetry(BudgetRules.DEFAULTS, BudgetListener.NONE);
+        int[] attempts = {0};
+        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class, () -> retry.blocking(() -> {
+            attempts[0]++;
+            throw Status.INTERNAL.asRuntimeException();
+        }));
+        assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(attempts[0]).isEqualTo(1);
+    }
+}

@@ -1,0 +1,42 @@
+package dev.grpcops.budget;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Remembers what the budget layer told it, for tests to read. */
+final class RecordingBudgetListener implements BudgetListener {
+
+    record Arrival(String method, Duration remaining, boolean defaulted) {
+    }
+
+    record Downstream(String method, Duration deadline) {
+    }
+
+    final List<Arrival> arrivals = new CopyOnWriteArrayList<>();
+    final List<Downstream> downstream = new CopyOnWriteArrayList<>();
+    final List<String> notSent = new CopyOnWriteArrayList<>();
+    final AtomicInteger retriesAttempted = new AtomicInteger();
+    final AtomicInteger retriesRefused = new AtomicInteger();
+
+    @Override
+    public void arrived(String method, Budget budget) {
+        arrivals.add(new Arrival(method, budget.remaining(), budget.defaulted()));
+    }
+
+    @Override
+    public void handedDownstream(String method, Duration deadline) {
+        downstream.add(new Downstream(method, deadline));
+    }
+
+    @Override
+    public void notSent(String method) {
+        notSent.add(method);
+    }
+
+    @Override
+    public void retry(boolean attempted) {
+        (attempted ? retriesAttempted : retriesRefused).incrementAndGet();
+    }
+}

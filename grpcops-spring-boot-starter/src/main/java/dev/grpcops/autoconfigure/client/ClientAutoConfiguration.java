@@ -1,0 +1,91 @@
+package dev.grpcops.autoconfigure.client;
+
+import dev.grpcops.client.ReconnectNudger;
+import java.util.List;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
+import net.devh.boot.grpc.client.channelfactory.InProcessChannelFactory;
+import net.devh.boot.grpc.client.channelfactory.InProcessOrAlternativeChannelFactory;
+import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
+import net.devh.boot.grpc.client.interceptor.GlobalClientInterceptorRegistry;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
+
+/**
+ * Outgoing channels that balance across every backend, skip draining ones, and come back quickly:
+ * health-checked round_robin for the clients named in {@code grpcops.client.health-checked}, and
+ * net.devh's channel factory (shaded or plain Netty, as net.devh picks it) with the
+ * {@link ReconnectNudger}. Backs off when the application defines its own {@link GrpcChannelFactory}.
+ */
+@AutoConfiguration(beforeName = "net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration")
+@ConditionalOnClass(GrpcChannelFactory.class)
+@EnableConfigurationProperties(ClientProperties.class)
+public class ClientAutoConfiguration {
+
+    static final String SHADED_NETTY = "io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder";
+    static final String NETTY = "io.grpc.netty.NettyChannelBuilder";
+
+    @Bean
+    @ConditionalOnMissingBean
+    HealthCheckedChannels healthCheckedChannels(ClientProperties properties) {
+        return new HealthCheckedChannels(properties.getHealthChecked());
+    }
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    ReconnectNudger reconnectNudger(ClientProperties properties) {
+        return new ReconnectNudger(properties.getReconnectInterval());
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = SHADED_NETTY)
+    static class ShadedNetty {
+
+        @Bean
+        @Lazy
+        @ConditionalOnMissingBean(GrpcChannelFactory.class)
+        GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
+                GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
+                ReconnectNudger nudger) {
+            return new InProcessOrAlternativeChannelFactory(properties,
+                    new InProcessChannelFactory(properties, interceptors, configurers),
+                    new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger));
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingClass(SHADED_NETTY)
+    @ConditionalOnClass(name = NETTY)
+    static class PlainNetty {
+
+        @Bean
+        @Lazy
+        @ConditionalOnMissingBean(GrpcChannelFactory.class)
+        GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
+                GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
+                ReconnectNudger nudger) {
+            return new InProcessOrAlternativeChannelFactory(properties,
+                    new InProcessChannelFactory(properties, interceptors, configurers),
+                    new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger));
+        }
+    }
+
+    /** Without Netty net.devh makes in-process channels only: nothing to reconnect, but say so. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingClass({SHADED_NETTY, NETTY})
+    static class NoNetty {
+
+        NoNetty() {
+            LoggerFactory.getLogger(ClientAutoConfiguration.class).info(
+                    "grpcops.client: no Netty transport (grpc-netty-shaded or grpc-netty) on the classpath;"
+                            + " channels are not nudged to reconnect");
+        }
+    }
+}

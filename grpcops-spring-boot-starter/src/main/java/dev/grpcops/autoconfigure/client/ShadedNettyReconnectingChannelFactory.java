@@ -1,0 +1,29 @@
+package dev.grpcops.autoconfigure.client;
+
+import dev.grpcops.client.ReconnectNudger;
+import io.grpc.ManagedChannel;
+import java.util.List;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+import net.devh.boot.grpc.client.channelfactory.ShadedNettyChannelFactory;
+import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
+import net.devh.boot.grpc.client.interceptor.GlobalClientInterceptorRegistry;
+
+/** net.devh's shaded-Netty channel factory, with every channel it makes handed to the {@link ReconnectNudger}. */
+final class ShadedNettyReconnectingChannelFactory extends ShadedNettyChannelFactory {
+
+    private final ReconnectNudger nudger;
+
+    ShadedNettyReconnectingChannelFactory(GrpcChannelsProperties properties,
+            GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
+            ReconnectNudger nudger) {
+        super(properties, interceptors, configurers);
+        this.nudger = nudger;
+    }
+
+    @Override
+    protected ManagedChannel newManagedChannel(String name) {
+        ManagedChannel channel = super.newManagedChannel(name);
+        nudger.watch(channel);
+        return channel;
+    }
+}

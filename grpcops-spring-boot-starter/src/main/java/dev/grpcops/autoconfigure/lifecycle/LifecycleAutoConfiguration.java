@@ -1,0 +1,65 @@
+package dev.grpcops.autoconfigure.lifecycle;
+
+import dev.grpcops.lifecycle.DrainBeforeStop;
+import dev.grpcops.lifecycle.InFlightCalls;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.HashSet;
+import net.devh.boot.grpc.server.config.GrpcServerProperties;
+import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
+import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The server's lifecycle on net.devh's {@link HealthStatusManager}: health names for every served
+ * service once it listens, the calls in flight ({@code grpc_server_calls_in_flight}), and
+ * drain-before-stop when it is told to stop.
+ */
+@AutoConfiguration(afterName = {"net.devh.boot.grpc.server.autoconfigure.GrpcHealthServiceAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnClass({GrpcServerStartedEvent.class, HealthStatusManager.class})
+@EnableConfigurationProperties(ShutdownProperties.class)
+public class LifecycleAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(HealthStatusManager.class)
+    ServingStatusPublisher servingStatusPublisher(HealthStatusManager health) {
+        return new ServingStatusPublisher(health);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @GrpcGlobalServerInterceptor
+    InFlightCalls inFlightCalls(ShutdownProperties properties, ObjectProvider<MeterRegistry> registry) {
+        InFlightCalls inFlight = new InFlightCalls(new HashSet<>(properties.getLongLivedServices()));
+        registry.ifAvailable(meters -> Gauge.builder("grpc.server.calls.in.flight", inFlight, InFlightCalls::count)
+                .description("Calls being served, long-lived streams such as health Watch left out")
+                .register(meters));
+        return inFlight;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(HealthStatusManager.class)
+    @ConditionalOnProperty(prefix = "grpcops.shutdown", name = "enabled", matchIfMissing = true)
+    DrainBeforeStop drainBeforeStop(HealthStatusManager health, InFlightCalls inFlight,
+            ShutdownProperties properties, GrpcServerProperties server) {
+        return new DrainBeforeStop(health, inFlight, properties.getDrainDelay(), server.getShutdownGracePeriod());
+    }
+
+    @Bean
+    @ConditionalOnBean(DrainBeforeStop.class)
+    DrainOnContextClose drainOnContextClose(ApplicationContext context, DrainBeforeStop drain) {
+        return new DrainOnContextClose(context, drain);
+    }
+}

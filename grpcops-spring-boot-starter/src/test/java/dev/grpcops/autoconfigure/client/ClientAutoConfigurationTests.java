@@ -1,0 +1,102 @@
+package dev.grpcops.autoconfigure.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.client.ReconnectNudger;
+import io.grpc.ManagedChannelBuilder;
+import java.time.Duration;
+import java.util.Map;
+import net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
+import net.devh.boot.grpc.client.channelfactory.InProcessChannelFactory;
+import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
+import net.devh.boot.grpc.client.interceptor.GlobalClientInterceptorRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+class ClientAutoConfigurationTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ClientAutoConfiguration.class, GrpcClientAutoConfiguration.class));
+
+    @Test
+    void shadedNettyChannelsAreNudgedByDefault() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(ReconnectNudger.class).hasSingleBean(HealthCheckedChannels.class)
+                    .hasSingleBean(ClientAutoConfiguration.ShadedNetty.class)
+                    .doesNotHaveBean(ClientAutoConfiguration.PlainNetty.class);
+            assertThat(context.getBean(ClientProperties.class).getReconnectInterval()).isEqualTo(Duration.ofMillis(500));
+            assertThat(context.getBean(GrpcChannelFactory.class)).isNotNull();
+        });
+    }
+
+    @Test
+    void plainNettyChannelsAreNudgedToo() {
+        runner.withClassLoader(new FilteredClassLoader(ClientAutoConfiguration.SHADED_NETTY)).run(context -> {
+            assertThat(context).hasSingleBean(ClientAutoConfiguration.PlainNetty.class)
+                    .doesNotHaveBean(ClientAutoConfiguration.ShadedNetty.class);
+            assertThat(context.getBean(GrpcChannelFactory.class)).isNotNull();
+        });
+    }
+
+    @Test
+    void withoutNettyItSaysSoInsteadOfDisappearing() {
+        runner.withClassLoader(new FilteredClassLoader(ClientAutoConfiguration.SHADED_NETTY, ClientAutoConfiguration.NETTY))
+                .run(context -> assertThat(context).hasSingleBean(ClientAutoConfiguration.NoNetty.class)
+                        .hasSingleBean(ReconnectNudger.class));
+    }
+
+    @Test
+    void healthCheckedClientsGetRoundRobinWithHealthChecking() {
+        runner.withPropertyValues("grpcops.client.health-checked.stock=chain.v1.Stock",
+                "grpcops.client.reconnect-interval=0").run(context -> {
+                    assertThat(context.getBean(ClientProperties.class).getHealthChecked())
+                            .isEqualTo(Map.of("stock", "chain.v1.Stock"));
+                    assertThat(context.getBean(ClientProperties.class).getReconnectInterval()).isZero();
+                    RecordingBuilder builder = new RecordingBuilder();
+                    context.getBean(HealthCheckedChannels.class).accept(builder, "stock");
+                    assertThat(builder.serviceConfig).containsEntry("healthCheckConfig", Map.of("serviceName", "chain.v1.Stock"));
+                    RecordingBuilder other = new RecordingBuilder();
+                    context.getBean(HealthCheckedChannels.class).accept(other, "pricing");
+                    assertThat(other.serviceConfig).isNull();
+                });
+    }
+
+    @Test
+    void backsOffWhenTheApplicationDefinesItsOwnChannelFactory() {
+        runner.withUserConfiguration(OwnChannelFactory.class).run(context -> {
+                    assertThat(context).hasSingleBean(GrpcChannelFactory.class);
+                    assertThat(context.getBean(GrpcChannelFactory.class)).isInstanceOf(InProcessChannelFactory.class);
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnChannelFactory {
+
+        @Bean
+        GrpcChannelFactory myChannelFactory(GrpcChannelsProperties properties, GlobalClientInterceptorRegistry interceptors) {
+            return new InProcessChannelFactory(properties, interceptors);
+        }
+    }
+
+    /** A builder that only remembers its default service config. */
+    private static final class RecordingBuilder extends io.grpc.ForwardingChannelBuilder2<RecordingBuilder> {
+
+        Map<String, Object> serviceConfig;
+
+        @Override
+        protected ManagedChannelBuilder<?> delegate() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public RecordingBuilder defaultServiceConfig(Map<String, ?> serviceConfig) {
+            this.serviceConfig = Map.copyOf(serviceConfig);
+            return this;
+        }
+    }
+}
