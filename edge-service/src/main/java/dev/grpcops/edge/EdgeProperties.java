@@ -1,5 +1,6 @@
 package dev.grpcops.edge;
 
+import dev.grpcops.chain.ChainInput;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -17,6 +18,9 @@ record EdgeProperties(Integer maxSkus, Duration slowDelay) {
         slowDelay = slowDelay == null ? Duration.ofMillis(3000) : slowDelay;
         if (maxSkus < 1) {
             throw new IllegalArgumentException("edge.max-skus must be at least 1, got " + maxSkus);
+        }
+        if (slowDelay.isNegative() || slowDelay.toMillis() > ChainInput.MAX_DELAY_MS) {
+            throw new IllegalArgumentException("edge.slow-delay must be 0-" + ChainInput.MAX_DELAY_MS + " ms, got " + slowDelay);
         }
     }
 }

@@ -12,11 +12,12 @@ import dev.grpcops.proto.chain.v1.Line;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import net.devh.boot.grpc.server.service.GrpcService;
 
@@ -31,24 +32,27 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
     private final PricingGrpc.PricingFutureStub pricing;
     private final BudgetRetry retry;
     private final EdgeProperties properties;
-    private final MeterRegistry registry;
+    /** One counter per status code, built up front: a failed line costs an increment, not a meter look-up. */
+    private final Map<Status.Code, Counter> unavailableLines = new EnumMap<>(Status.Code.class);
 
     EdgeService(PricingGrpc.PricingFutureStub pricing, BudgetRetry retry, EdgeProperties properties,
             MeterRegistry registry) {
         this.pricing = pricing;
         this.retry = retry;
         this.properties = properties;
-        this.registry = registry;
+        for (Status.Code code : Status.Code.values()) {
+            if (code != Status.Code.OK) {
+                unavailableLines.put(code, Counter.builder("edge.lines.unavailable")
+                        .description("Checkout lines answered as unavailable, by the status code that made them so")
+                        .tag("reason", code.name())
+                        .register(registry));
+            }
+        }
     }
 
     @Override
     public void checkout(CheckoutRequest request, StreamObserver<CheckoutReply> responses) {
-        try {
-            ChainInput.check(request, properties.maxSkus());
-        } catch (StatusRuntimeException invalid) {
-            responses.onError(invalid);
-            return;
-        }
+        ChainInput.check(request, properties.maxSkus());
         Set<String> slow = Set.copyOf(request.getSlowSkusList());
         int slowDelayMs = (int) properties.slowDelay().toMillis();
         List<ListenableFuture<Line>> lines = request.getSkusList().stream()
@@ -74,12 +78,10 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
     }
 
     private Line unavailable(String sku, Throwable failure) {
-        String reason = Status.fromThrowable(failure).getCode().name();
-        Counter.builder("edge.lines.unavailable")
-                .description("Checkout lines answered as unavailable, by the status code that made them so")
-                .tag("reason", reason)
-                .register(registry)
-                .increment();
-        return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason).build();
+        Status.Code code = Status.fromThrowable(failure).getCode();
+        // A failure is never OK; should a broken future claim it, count it as UNKNOWN.
+        Status.Code reason = code == Status.Code.OK ? Status.Code.UNKNOWN : code;
+        unavailableLines.get(reason).increment();
+        return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason.name()).build();
     }
 }

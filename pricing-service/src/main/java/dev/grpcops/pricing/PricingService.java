@@ -11,7 +11,6 @@ import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import net.devh.boot.grpc.server.service.GrpcService;
 
@@ -33,12 +32,7 @@ class PricingService extends PricingGrpc.PricingImplBase {
 
     @Override
     public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
-        try {
-            ChainInput.check(request);
-        } catch (StatusRuntimeException invalid) {
-            responses.onError(invalid);
-            return;
-        }
+        ChainInput.check(request);
         CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).setDelayMs(request.getDelayMs()).build();
         Futures.addCallback(stock.check(check), new FutureCallback<>() {
             @Override

@@ -15,5 +15,11 @@ record StockProperties(Integer maxSkus, Integer maxSamplesPerSku) {
     StockProperties {
         maxSkus = maxSkus == null ? 10_000 : maxSkus;
         maxSamplesPerSku = maxSamplesPerSku == null ? 1_000 : maxSamplesPerSku;
+        if (maxSkus < 1) {
+            throw new IllegalArgumentException("stock.stats.max-skus must be at least 1, got " + maxSkus);
+        }
+        if (maxSamplesPerSku < 1) {
+            throw new IllegalArgumentException("stock.stats.max-samples-per-sku must be at least 1, got " + maxSamplesPerSku);
+        }
     }
 }
