@@ -1,0 +1,79 @@
+package dev.grpcops.autoconfigure.server;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Per-connection limits of the gRPC server and how it answers bad requests, under
+ * {@code grpcops.server}. net.devh's own limits stay where they are: {@code grpc.server.max-inbound-message-size}
+ * (4 MB), {@code grpc.server.max-inbound-metadata-size} (8 KB), keepalive enforcement
+ * ({@code grpc.server.permit-keep-alive-time} 5 min, {@code grpc.server.permit-keep-alive-without-calls} false).
+ */
+@ConfigurationProperties("grpcops.server")
+public class ServerLimitsProperties {
+
+    /**
+     * Most calls one client connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); a
+     * client asks for more only as earlier ones finish. Bounds the memory one connection can hold.
+     */
+    private int maxConcurrentCallsPerConnection = 1000;
+
+    /**
+     * Most RST_STREAM frames a client may send on one connection within rst-frames-window before
+     * the server closes it (GOAWAY ENHANCE_YOUR_CALM): the HTTP/2 rapid-reset attack, CVE-2023-44487.
+     */
+    private int maxRstFrames = 500;
+
+    /** The window max-rst-frames counts over, in whole seconds. */
+    private Duration rstFramesWindow = Duration.ofSeconds(1);
+
+    /** Undecodable requests and calls to unknown methods are logged at most once per this interval, with a count. */
+    private Duration badRequestLogInterval = Duration.ofSeconds(10);
+
+    public int getMaxConcurrentCallsPerConnection() {
+        return maxConcurrentCallsPerConnection;
+    }
+
+    public void setMaxConcurrentCallsPerConnection(int maxConcurrentCallsPerConnection) {
+        if (maxConcurrentCallsPerConnection < 1) {
+            throw new IllegalArgumentException("grpcops.server.max-concurrent-calls-per-connection must be at least 1, got "
+                    + maxConcurrentCallsPerConnection);
+        }
+        this.maxConcurrentCallsPerConnection = maxConcurrentCallsPerConnection;
+    }
+
+    public int getMaxRstFrames() {
+        return maxRstFrames;
+    }
+
+    public void setMaxRstFrames(int maxRstFrames) {
+        if (maxRstFrames < 1) {
+            throw new IllegalArgumentException("grpcops.server.max-rst-frames must be at least 1, got " + maxRstFrames);
+        }
+        this.maxRstFrames = maxRstFrames;
+    }
+
+    public Duration getRstFramesWindow() {
+        return rstFramesWindow;
+    }
+
+    public void setRstFramesWindow(Duration rstFramesWindow) {
+        if (rstFramesWindow == null || rstFramesWindow.toSeconds() < 1 || rstFramesWindow.toMillis() % 1000 != 0) {
+            throw new IllegalArgumentException("grpcops.server.rst-frames-window must be a whole number of seconds,"
+                    + " at least 1s, got " + rstFramesWindow);
+        }
+        this.rstFramesWindow = rstFramesWindow;
+    }
+
+    public Duration getBadRequestLogInterval() {
+        return badRequestLogInterval;
+    }
+
+    public void setBadRequestLogInterval(Duration badRequestLogInterval) {
+        if (badRequestLogInterval == null || badRequestLogInterval.isNegative()) {
+            throw new IllegalArgumentException("grpcops.server.bad-request-log-interval must not be negative, got "
+                    + badRequestLogInterval);
+        }
+        this.badRequestLogInterval = badRequestLogInterval;
+    }
+}

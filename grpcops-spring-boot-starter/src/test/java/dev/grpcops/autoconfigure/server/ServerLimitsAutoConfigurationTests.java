@@ -1,0 +1,112 @@
+package dev.grpcops.autoconfigure.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import net.devh.boot.grpc.server.serverfactory.GrpcServerConfigurer;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+@Timeout(60)
+class ServerLimitsAutoConfigurationTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ServerLimitsAutoConfiguration.class));
+
+    @Test
+    void defaults() {
+        runner.run(context -> {
+            ServerLimitsProperties properties = context.getBean(ServerLimitsProperties.class);
+            assertThat(properties.getMaxConcurrentCallsPerConnection()).isEqualTo(1000);
+            assertThat(properties.getMaxRstFrames()).isEqualTo(500);
+            assertThat(properties.getRstFramesWindow()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(properties.getBadRequestLogInterval()).isEqualTo(Duration.ofSeconds(10));
+        });
+    }
+
+    @Test
+    void badValuesStopStartupNamingTheProperty() {
+        runner.withPropertyValues("grpcops.server.max-concurrent-calls-per-connection=0").run(context ->
+                assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("grpcops.server.max-concurrent-calls-per-connection"));
+        runner.withPropertyValues("grpcops.server.rst-frames-window=500ms").run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.server.rst-frames-window"));
+    }
+
+    /** A client opening more calls than the limit gets them served a limit at a time, none refused. */
+    @Test
+    void oneConnectionHasAtMostTheLimitOfCallsOpen() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        runner.withBean(SimpleMeterRegistry.class, () -> registry)
+                .withPropertyValues("grpcops.server.max-concurrent-calls-per-connection=5").run(context -> {
+                    HeldStock stock = new HeldStock();
+                    NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                            .addService(stock);
+                    context.getBean(GrpcServerConfigurer.class).accept(builder);
+                    Server server = builder.build().start();
+                    ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort())
+                            .usePlaintext().build();
+                    try {
+                        List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
+                        for (int i = 0; i < 12; i++) {
+                            calls.add(StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                                    .check(CheckRequest.newBuilder().setSku("s" + i).build()));
+                        }
+                        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> stock.open.get() == 5);
+                        assertThat(stock.open).as("calls open on the server at once").hasValue(5);
+                        stock.release.countDown();
+                        for (ListenableFuture<CheckReply> call : calls) {
+                            assertThat(call.get(20, TimeUnit.SECONDS).getSku()).startsWith("s");
+                        }
+                        assertThat(stock.maxOpen).hasValue(5);
+                    } finally {
+                        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                    }
+                });
+    }
+
+    /** Holds every Check until released, counting how many are open at once. */
+    private static final class HeldStock extends StockGrpc.StockImplBase {
+
+        final AtomicInteger open = new AtomicInteger();
+        final AtomicInteger maxOpen = new AtomicInteger();
+        final CountDownLatch release = new CountDownLatch(1);
+
+        @Override
+        public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+            maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
+            Thread waiter = new Thread(() -> {
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                open.decrementAndGet();
+                responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
+                responses.onCompleted();
+            });
+            waiter.setDaemon(true);
+            waiter.start();
+        }
+    }
+}
