@@ -10,12 +10,15 @@ import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
 import dev.grpcops.proto.chain.v1.Line;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
+import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -32,6 +35,7 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
     private final PricingGrpc.PricingFutureStub pricing;
     private final BudgetRetry retry;
     private final EdgeProperties properties;
+    private final QuotesInFlight inFlight;
     /** One counter per status code, built up front: a failed line costs an increment, not a meter look-up. */
     private final Map<Status.Code, Counter> unavailableLines = new EnumMap<>(Status.Code.class);
 
@@ -40,6 +44,7 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
         this.pricing = pricing;
         this.retry = retry;
         this.properties = properties;
+        this.inFlight = new QuotesInFlight(properties.maxQuotesInFlight(), registry);
         for (Status.Code code : Status.Code.values()) {
             if (code != Status.Code.OK) {
                 unavailableLines.put(code, Counter.builder("edge.lines.unavailable")
@@ -53,34 +58,54 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
     @Override
     public void checkout(CheckoutRequest request, StreamObserver<CheckoutReply> responses) {
         ChainInput.check(request, properties.maxSkus());
+        Context served = Context.current();
         Set<String> slow = Set.copyOf(request.getSlowSkusList());
         int slowDelayMs = (int) properties.slowDelay().toMillis();
+        // A SKU asked for twice is quoted once; every requested line is answered, in request order.
+        Map<String, ListenableFuture<Line>> quoted = new HashMap<>();
         List<ListenableFuture<Line>> lines = request.getSkusList().stream()
-                .map(sku -> line(sku, slow.contains(sku) ? slowDelayMs : request.getDelayMs()))
+                .map(sku -> quoted.computeIfAbsent(sku,
+                        s -> line(s, slow.contains(s) ? slowDelayMs : request.getDelayMs(), served)))
                 .toList();
         // Every line future succeeds (failures became unavailable lines), so this completes
         // when the slowest Quote has answered or run out of budget.
-        Futures.whenAllSucceed(lines).run(() -> {
+        Futures.whenAllSucceed(quoted.values()).run(() -> {
+            if (served.isCancelled()) {
+                return; // the caller has gone (cancelled, or its deadline passed): nobody to answer
+            }
             responses.onNext(CheckoutReply.newBuilder().addAllLines(lines.stream().map(Futures::getUnchecked).toList())
                     .build());
             responses.onCompleted();
         }, MoreExecutors.directExecutor());
     }
 
-    private ListenableFuture<Line> line(String sku, int delayMs) {
+    private ListenableFuture<Line> line(String sku, int delayMs, Context served) {
+        if (!inFlight.tryAcquire()) {
+            return Futures.immediateFuture(unavailable(sku, Status.Code.RESOURCE_EXHAUSTED));
+        }
         QuoteRequest quote = QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build();
-        ListenableFuture<Line> available = Futures.transform(retry.call(() -> pricing.quote(quote)),
-                reply -> Line.newBuilder().setSku(sku).setAvailable(true)
-                        .setPriceCents(reply.getPriceCents()).setQty(reply.getQty()).build(),
+        ListenableFuture<QuoteReply> reply = retry.call(() -> pricing.quote(quote));
+        reply.addListener(inFlight::release, MoreExecutors.directExecutor());
+        ListenableFuture<Line> available = Futures.transform(reply,
+                answer -> Line.newBuilder().setSku(sku).setAvailable(true)
+                        .setPriceCents(answer.getPriceCents()).setQty(answer.getQty()).build(),
                 MoreExecutors.directExecutor());
-        return Futures.catching(available, Throwable.class, failure -> unavailable(sku, failure),
+        return Futures.catching(available, Throwable.class, failure -> failed(sku, failure, served),
                 MoreExecutors.directExecutor());
     }
 
-    private Line unavailable(String sku, Throwable failure) {
+    private Line failed(String sku, Throwable failure, Context served) {
         Status.Code code = Status.fromThrowable(failure).getCode();
         // A failure is never OK; should a broken future claim it, count it as UNKNOWN.
         Status.Code reason = code == Status.Code.OK ? Status.Code.UNKNOWN : code;
+        if (served.isCancelled()) {
+            // The caller's own cancellation (or deadline) ended the Quote: not a line Pricing failed.
+            return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason.name()).build();
+        }
+        return unavailable(sku, reason);
+    }
+
+    private Line unavailable(String sku, Status.Code reason) {
         unavailableLines.get(reason).increment();
         return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason.name()).build();
     }
