@@ -11,7 +11,6 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
-import java.util.concurrent.ScheduledFuture;
 import net.devh.boot.grpc.server.service.GrpcService;
 
 @GrpcService
@@ -31,31 +30,43 @@ class StockService extends StockGrpc.StockImplBase {
     public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
         ChainInput.check(request);
         String sku = request.getSku();
-        long callNumber = log.record(sku, Context.current().getDeadline()).orElse(0L);
+        // A delayed reply needs a place among the pending ones; without one the call is refused
+        // (RESOURCE_EXHAUSTED) before it is recorded, like input refused as invalid: it was not served.
+        DelayedReplies.Slot slot = request.getDelayMs() == 0 ? null : replies.reserve();
+        long callNumber = log.record(sku, Context.current().getDeadline());
         if (sku.startsWith(FLAKY_PREFIX) && callNumber == 1) {
-            responses.onError(Status.UNAVAILABLE
-                    .withDescription("stock: " + sku + " fails its first call (flaky- SKU)").asRuntimeException());
-            return;
+            if (slot != null) {
+                slot.release();
+            }
+            throw Status.UNAVAILABLE
+                    .withDescription("stock: " + sku + " fails its first call (flaky- SKU)").asRuntimeException();
         }
         CheckReply reply = CheckReply.newBuilder().setSku(sku).setQty(Inventory.quantity(sku)).build();
-        if (request.getDelayMs() == 0) {
+        if (slot == null) {
             send(responses, reply);
             return;
         }
         ServerCallStreamObserver<CheckReply> call = (ServerCallStreamObserver<CheckReply>) responses;
-        ScheduledFuture<?> pending = replies.after(Duration.ofMillis(request.getDelayMs()), () -> send(call, reply));
-        // Deadline passed or caller cancelled: drop the reply instead of holding it for nobody.
-        call.setOnCancelHandler(() -> pending.cancel(false));
+        // Deadline passed or caller cancelled: drop the reply instead of holding it for nobody, and
+        // free its place. Set before scheduling, so that no cancellation can slip in between.
+        call.setOnCancelHandler(slot::cancel);
+        slot.schedule(Duration.ofMillis(request.getDelayMs()), () -> send(call, reply));
     }
 
     @Override
     public void stats(StatsRequest request, StreamObserver<StatsReply> responses) {
-        StatsReply.Builder reply = StatsReply.newBuilder();
-        if (request.getSku().isEmpty()) {
-            reply.addAllSkus(log.all());
-        } else {
+        if (!request.getSku().isEmpty()) {
+            // One SKU: paging does not apply.
             ChainInput.sku("sku", request.getSku());
-            reply.addSkus(log.stats(request.getSku()));
+            send(responses, StatsReply.newBuilder().addSkus(log.stats(request.getSku())).build());
+            return;
+        }
+        int pageSize = StatsPaging.pageSize(request.getPageSize());
+        String after = StatsPaging.after(request.getPageToken());
+        CallLog.Page page = log.page(after, pageSize, CallLog.MAX_PAGE_BYTES);
+        StatsReply.Builder reply = StatsReply.newBuilder().addAllSkus(page.skus());
+        if (page.more()) {
+            reply.setNextPageToken(StatsPaging.token(page.skus().get(page.skus().size() - 1).getSku()));
         }
         send(responses, reply.build());
     }

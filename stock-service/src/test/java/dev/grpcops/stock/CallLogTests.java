@@ -15,13 +15,4 @@ class CallLogTests {
         assertThat(log.stats("a").getCalls()).isEqualTo(3);
         assertThat(log.stats("a").getReceivedDeadlineSList()).hasSize(2);
     }
-
-    @Test
-    void stopsRecordingNewSkusAtTheLimit() {
-        CallLog log = new CallLog(new StockProperties(1, 10));
-        assertThat(log.record("a", null)).contains(1L);
-        assertThat(log.record("b", null)).isEmpty();
-        assertThat(log.record("a", null)).contains(2L);
-        assertThat(log.all()).hasSize(1);
-    }
 }
