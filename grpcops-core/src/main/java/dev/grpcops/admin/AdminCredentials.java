@@ -5,7 +5,8 @@ import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
 
 /**
- * What a caller of an admin method sends: metadata {@code authorization: Bearer <token>}.
+ * What a caller of an admin method sends: metadata {@code authorization: Bearer <token>}. The
+ * server reads the scheme case-insensitively and ignores surrounding whitespace (RFC 7235).
  *
  * <pre>{@code
  * WhoAmIGrpc.newBlockingStub(channel).withInterceptors(AdminCredentials.bearer(token)).drain(...);
@@ -18,6 +19,27 @@ public final class AdminCredentials {
     public static final String BEARER = "Bearer ";
 
     private AdminCredentials() {
+    }
+
+    /**
+     * The token of an {@code authorization} value with the {@code Bearer} scheme, in any case
+     * ({@code bearer}, {@code BEARER}), whitespace around and between tolerated; null if the value
+     * is missing, has another scheme or no token.
+     */
+    public static String bearerToken(String authorization) {
+        if (authorization == null) {
+            return null;
+        }
+        String value = authorization.strip();
+        int end = 0;
+        while (end < value.length() && !Character.isWhitespace(value.charAt(end))) {
+            end++;
+        }
+        if (!value.substring(0, end).equalsIgnoreCase(BEARER.strip())) {
+            return null;
+        }
+        String token = value.substring(end).strip();
+        return token.isEmpty() ? null : token;
     }
 
     /** Attaches {@code authorization: Bearer <token>} to every call. */

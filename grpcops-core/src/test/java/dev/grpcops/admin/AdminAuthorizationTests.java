@@ -25,7 +25,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+@Timeout(value = 1, unit = TimeUnit.MINUTES)
 class AdminAuthorizationTests {
 
     private final AtomicInteger drains = new AtomicInteger();
@@ -42,24 +44,35 @@ class AdminAuthorizationTests {
 
     @Test
     void rightTokenIsLetThrough() throws Exception {
-        start("s3cret");
-        assertThat(stub("Bearer s3cret").drain(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("NOT_SERVING");
+        start("s3cret-admin-token");
+        assertThat(stub("Bearer s3cret-admin-token").drain(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("NOT_SERVING");
         assertThat(drains).hasValue(1);
         assertThat(outcomes).containsExactly("grpcops.v1.WhoAmI/Drain OK");
     }
 
     @Test
+    void schemeIsReadInAnyCaseWithWhitespaceAroundIt() throws Exception {
+        start("s3cret-admin-token");
+        for (String authorization : new String[] {"bearer s3cret-admin-token", "BEARER s3cret-admin-token",
+                "  Bearer   s3cret-admin-token  ", "bEaReR\ts3cret-admin-token"}) {
+            assertThat(stub(authorization).drain(DrainRequest.getDefaultInstance()).getStatus()).as(authorization)
+                    .isEqualTo("NOT_SERVING");
+        }
+        assertThat(drains).hasValue(4);
+    }
+
+    @Test
     void missingCredentialsAreUnauthenticated() throws Exception {
-        start("s3cret");
+        start("s3cret-admin-token");
         assertRefused(stub(null), Status.Code.UNAUTHENTICATED, "authorization: Bearer <token>");
-        assertRefused(stub("Basic s3cret"), Status.Code.UNAUTHENTICATED, "authorization: Bearer <token>");
+        assertRefused(stub("Basic s3cret-admin-token"), Status.Code.UNAUTHENTICATED, "authorization: Bearer <token>");
     }
 
     @Test
     void wrongTokenIsPermissionDenied() throws Exception {
-        start("s3cret");
+        start("s3cret-admin-token");
         assertRefused(stub("Bearer s3cre"), Status.Code.PERMISSION_DENIED, "admin token rejected");
-        assertRefused(stub("Bearer s3cret-and-more"), Status.Code.PERMISSION_DENIED, "admin token rejected");
+        assertRefused(stub("Bearer s3cret-admin-token-and-more"), Status.Code.PERMISSION_DENIED, "admin token rejected");
         assertThat(outcomes).filteredOn(o -> o.endsWith("PERMISSION_DENIED")).hasSize(2);
     }
 

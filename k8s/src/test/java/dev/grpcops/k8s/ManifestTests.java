@@ -2,9 +2,9 @@ package dev.grpcops.k8s;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.grpcops.admin.AdminProperties;
-import dev.grpcops.lifecycle.MaxConnectionAgeEnvironment;
-import dev.grpcops.lifecycle.ShutdownProperties;
+import dev.grpcops.autoconfigure.admin.AdminProperties;
+import dev.grpcops.autoconfigure.lifecycle.MaxConnectionAgeEnvironment;
+import dev.grpcops.autoconfigure.lifecycle.ShutdownProperties;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -19,17 +19,23 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/** The manifests held against the code: what a cluster would get wrong silently. */
+/**
+ * The manifests held against the code: what a cluster would get wrong silently. Several tests
+ * run {@code kubectl kustomize}; each render is bounded in {@link Manifests}, each test here too.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ManifestTests {
 
     private static final Pattern HEADLESS_TARGET =
@@ -54,7 +60,7 @@ class ManifestTests {
     @ValueSource(strings = {"base", "overlays/lab", "overlays/prod"})
     void everyKustomizationRendersIntoKnownObjects(String dir) {
         List<HasMetadata> objects = Manifests.render(dir);
-        assertThat(objects).extracting(HasMetadata::getKind).contains("Namespace", "Deployment", "Service", "Secret");
+        assertThat(objects).extracting(HasMetadata::getKind).contains("Namespace", "Deployment", "Service");
         for (HasMetadata object : objects) {
             assertThat(UnknownFields.in(object)).as(dir + ": " + object.getKind() + " " + object.getMetadata().getName())
                     .isEmpty();
@@ -128,6 +134,51 @@ class ManifestTests {
             }
             assertThat(container(deployment).getEnv()).extracting(EnvVar::getName).as(app(deployment))
                     .isSubsetOf(read);
+        }
+    }
+
+    /** Only WhoAmI has admin methods, and the client calls them: no other pod gets the token. */
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void adminTokenReachesOnlyWhoAmIAndTheClient(String dir) {
+        String adminToken = AdminProperties.class.getAnnotation(ConfigurationProperties.class).value()
+                .replace('.', '_').toUpperCase() + "_TOKEN";
+        for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
+            List<String> env = container(deployment).getEnv().stream().map(EnvVar::getName).toList();
+            if (Set.of("whoami", "client").contains(app(deployment))) {
+                assertThat(env).as(app(deployment)).contains(adminToken);
+            } else {
+                assertThat(env).as(app(deployment)).doesNotContain(adminToken);
+            }
+        }
+    }
+
+    /** No overlay ships a token: whoami and the client read the Secret the operator creates. */
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/lab", "overlays/prod"})
+    void adminTokenComesFromAnExternallyCreatedSecret(String dir) {
+        List<HasMetadata> objects = Manifests.render(dir);
+        assertThat(objects).extracting(HasMetadata::getKind).doesNotContain("Secret");
+        for (Deployment deployment : of(objects, Deployment.class)) {
+            container(deployment).getEnv().stream().filter(e -> e.getName().endsWith("_TOKEN")).forEach(env -> {
+                assertThat(env.getValue()).as(app(deployment) + " " + env.getName()).isNull();
+                assertThat(env.getValueFrom().getSecretKeyRef().getName()).isEqualTo("grpcops-admin");
+                assertThat(env.getValueFrom().getSecretKeyRef().getKey()).isEqualTo(env.getName());
+            });
+        }
+    }
+
+    /** The management port (Actuator) is internal: Prometheus scrapes pods directly, no Service exposes it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void noServiceExposesTheManagementPort(String dir) {
+        Set<Integer> managementPorts = serviceDeployments(dir).stream()
+                .map(d -> ServiceModule.of(app(d)).managementPort()).collect(Collectors.toSet());
+        for (Service service : of(Manifests.render(dir), Service.class)) {
+            assertThat(service.getSpec().getPorts()).as(service.getMetadata().getName()).allSatisfy(port -> {
+                assertThat(port.getPort()).isNotIn(managementPorts);
+                assertThat(port.getTargetPort().getStrVal()).isNotEqualTo("http");
+            });
         }
     }
 

@@ -29,7 +29,9 @@ import org.springframework.boot.test.context.SpringBootTest;
     "grpc.client.whoami.address=in-process:whoami-test",
     "management.server.port=-1",
     "POD_NAME=w7",
-    "grpcops.admin.token=t0ken",
+    "grpcops.admin.token=whoami-test-token",
+    // Nothing here tests the drain; without this each context close would wait the default 5 s.
+    "grpcops.shutdown.drain-delay=0s",
 })
 class WhoAmIServiceTests {
 
@@ -50,7 +52,7 @@ class WhoAmIServiceTests {
     @AfterEach
     void resume() {
         watches.cancel(null);
-        admin("t0ken").resume(DrainRequest.getDefaultInstance());
+        admin("whoami-test-token").resume(DrainRequest.getDefaultInstance());
     }
 
     @Test
@@ -68,14 +70,14 @@ class WhoAmIServiceTests {
 
     @Test
     void drainFlipsReadinessOnlyAndResumeFlipsItBack() {
-        var drained = admin("t0ken").drain(DrainRequest.getDefaultInstance());
+        var drained = admin("whoami-test-token").drain(DrainRequest.getDefaultInstance());
         assertThat(drained.getPod()).isEqualTo("w7");
         assertThat(drained.getStatus()).isEqualTo("NOT_SERVING");
         assertThat(check(SERVICE)).isEqualTo(ServingStatus.NOT_SERVING);
         assertThat(check("")).as("liveness never changes").isEqualTo(ServingStatus.SERVING);
         assertThat(whoami.who(WhoRequest.getDefaultInstance()).getPod()).as("still answering").isEqualTo("w7");
 
-        assertThat(admin("t0ken").resume(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("SERVING");
+        assertThat(admin("whoami-test-token").resume(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("SERVING");
         assertThat(check(SERVICE)).isEqualTo(ServingStatus.SERVING);
     }
 
@@ -95,9 +97,9 @@ class WhoAmIServiceTests {
         BlockingQueue<Object> updates = watch(SERVICE);
         assertThat(updates.poll(5, TimeUnit.SECONDS)).isEqualTo(ServingStatus.SERVING);
 
-        admin("t0ken").drain(DrainRequest.getDefaultInstance());
+        admin("whoami-test-token").drain(DrainRequest.getDefaultInstance());
         assertThat(updates.poll(5, TimeUnit.SECONDS)).isEqualTo(ServingStatus.NOT_SERVING);
-        admin("t0ken").resume(DrainRequest.getDefaultInstance());
+        admin("whoami-test-token").resume(DrainRequest.getDefaultInstance());
         assertThat(updates.poll(5, TimeUnit.SECONDS)).isEqualTo(ServingStatus.SERVING);
     }
 
@@ -105,6 +107,7 @@ class WhoAmIServiceTests {
     void watchOfAnUnknownNameSaysServiceUnknownAndStaysOpen() throws Exception {
         BlockingQueue<Object> updates = watch("nope.v1.Nope");
         assertThat(updates.poll(5, TimeUnit.SECONDS)).isEqualTo(ServingStatus.SERVICE_UNKNOWN);
+        // Elapsed time is the point: nothing (no error, no end) arrives for a while after the status.
         assertThat(updates.poll(500, TimeUnit.MILLISECONDS)).as("no error, no end: the stream stays open").isNull();
     }
 

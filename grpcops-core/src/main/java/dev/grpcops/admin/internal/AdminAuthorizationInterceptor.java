@@ -3,6 +3,8 @@ package dev.grpcops.admin.internal;
 import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.admin.AdminListener;
 import dev.grpcops.admin.AdminMethods;
+import dev.grpcops.admin.AdminRateLimit;
+import dev.grpcops.admin.AdminTokens;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
@@ -10,9 +12,13 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -21,10 +27,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Lets an admin method through only with metadata {@code authorization: Bearer <token>}
- * matching the configured token, compared in constant time. Missing credentials end the call
- * with {@code UNAUTHENTICATED}, a wrong token (or none configured) with {@code PERMISSION_DENIED};
- * the service method never runs. Every admin call is logged with the caller's address and result,
- * and told to the {@link AdminListener} (metrics).
+ * matching the configured token, compared in constant time; the scheme is read in any case and
+ * whitespace around it is ignored (RFC 7235). Missing credentials end the call with
+ * {@code UNAUTHENTICATED}, a wrong token (or none configured) with {@code PERMISSION_DENIED}; the
+ * service method never runs. An address whose admin calls were refused too often is refused with
+ * {@code RESOURCE_EXHAUSTED} without a check for a while ({@link AdminRateLimit}, kept by
+ * {@link RefusedAdminCalls}).
+ *
+ * <p>Calls let through are logged one by one with the caller's address and result (INFO when OK);
+ * refused calls are logged in aggregate, at most one WARN line per address per interval with
+ * their count. Every admin call is told to the {@link AdminListener} (metrics).
  */
 public final class AdminAuthorizationInterceptor implements ServerInterceptor {
 
@@ -33,12 +45,30 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
     private final Set<String> adminMethods;
     private final byte[] tokenDigest;
     private final AdminListener listener;
+    private final RefusedAdminCalls refusals;
 
-    /** @param token the admin token; null or blank refuses every admin call */
+    /**
+     * With the default {@link AdminRateLimit}.
+     *
+     * @param token the admin token; null or blank refuses every admin call
+     * @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short
+     */
     public AdminAuthorizationInterceptor(Collection<AdminMethods> adminMethods, String token, AdminListener listener) {
+        this(adminMethods, token, listener, new RefusedAdminCalls(AdminRateLimit.DEFAULTS));
+    }
+
+    /**
+     * @param token the admin token (surrounding whitespace ignored); null or blank refuses every admin call
+     * @param refusals the refused calls per address: the rate limit and the aggregated log
+     * @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short
+     */
+    public AdminAuthorizationInterceptor(Collection<AdminMethods> adminMethods, String token, AdminListener listener,
+            RefusedAdminCalls refusals) {
         this.adminMethods = adminMethods.stream().flatMap(m -> m.fullMethodNames().stream()).collect(Collectors.toSet());
-        this.tokenDigest = token == null || token.isBlank() ? null : sha256(token);
+        String usable = AdminTokens.requireUsable(token, "the admin token");
+        this.tokenDigest = usable == null ? null : sha256(usable);
         this.listener = listener;
+        this.refusals = refusals;
     }
 
     @Override
@@ -48,18 +78,25 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
         if (!adminMethods.contains(method)) {
             return next.startCall(call, headers);
         }
-        Status refusal = refusal(headers.get(AdminCredentials.AUTHORIZATION));
+        SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+        String peer = peer(remote);
+        Duration blocked = refusals.blocked(peer);
+        boolean checked = blocked.isZero();
+        Status refusal = checked ? refusal(headers.get(AdminCredentials.AUTHORIZATION)) : tooMany(blocked);
+        if (refusal != null) {
+            refusals.refused(peer, method, refusal, checked);
+            listener.completed(method, refusal.getCode());
+            call.close(refusal, new Metadata());
+            return new ServerCall.Listener<>() { };
+        }
+        refusals.succeeded(peer);
         ServerCall<ReqT, RespT> logged = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
-                record(method, call, status);
+                record(method, peer, status);
                 super.close(status, trailers);
             }
         };
-        if (refusal != null) {
-            logged.close(refusal, new Metadata());
-            return new ServerCall.Listener<>() { };
-        }
         return next.startCall(logged, headers);
     }
 
@@ -68,24 +105,40 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             return Status.PERMISSION_DENIED.withDescription(
                     "admin operations are disabled: set grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)");
         }
-        if (authorization == null || !authorization.startsWith(AdminCredentials.BEARER)) {
+        String token = AdminCredentials.bearerToken(authorization);
+        if (token == null) {
             return Status.UNAUTHENTICATED.withDescription("admin operation needs metadata 'authorization: Bearer <token>'");
         }
         // Digests have one length whatever was sent, so the comparison takes the same time.
-        if (!MessageDigest.isEqual(tokenDigest, sha256(authorization.substring(AdminCredentials.BEARER.length())))) {
+        if (!MessageDigest.isEqual(tokenDigest, sha256(token))) {
             return Status.PERMISSION_DENIED.withDescription("admin token rejected");
         }
         return null;
     }
 
-    private void record(String method, ServerCall<?, ?> call, Status status) {
-        Object caller = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    private Status tooMany(Duration blocked) {
+        long seconds = Math.max(1, (blocked.toMillis() + 999) / 1000);
+        return Status.RESOURCE_EXHAUSTED.withDescription("too many refused admin calls from this address: try again in "
+                + seconds + " s");
+    }
+
+    /** A call that was let through ended: INFO when OK, WARN otherwise (an operator's call failed). */
+    private void record(String method, String peer, Status status) {
         if (status.isOk()) {
-            log.info("admin {} from {}: OK", method, caller);
+            log.info("admin {} from {}: OK", method, peer);
         } else {
-            log.warn("admin {} from {}: {} {}", method, caller, status.getCode(), status.getDescription());
+            log.warn("admin {} from {}: {} {}", method, peer, status.getCode(), status.getDescription());
         }
         listener.completed(method, status.getCode());
+    }
+
+    /** The caller's IP address, whatever its port: what the rate limit counts by. */
+    static String peer(SocketAddress remote) {
+        if (remote instanceof InetSocketAddress inet) {
+            InetAddress address = inet.getAddress();
+            return address != null ? address.getHostAddress() : inet.getHostString();
+        }
+        return String.valueOf(remote);
     }
 
     private static byte[] sha256(String value) {

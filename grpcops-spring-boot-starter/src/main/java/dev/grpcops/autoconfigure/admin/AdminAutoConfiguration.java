@@ -3,6 +3,7 @@ package dev.grpcops.autoconfigure.admin;
 import dev.grpcops.admin.AdminListener;
 import dev.grpcops.admin.AdminMethods;
 import dev.grpcops.admin.internal.AdminAuthorizationInterceptor;
+import dev.grpcops.admin.internal.RefusedAdminCalls;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
@@ -15,7 +16,11 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Admin authorization for every {@link AdminMethods} bean's methods: a bearer token from
- * {@code grpcops.admin.token}. Services without admin methods are not affected.
+ * {@code grpcops.admin.token}, refused calls rate-limited per caller address and logged in
+ * aggregate ({@code grpcops.admin.rate-limit.*}, {@code grpcops.admin.refusal-log-interval}).
+ * Services without admin methods are not affected. A token that is a known placeholder or too
+ * short stops the service at start, saying how to set one
+ * ({@link UnusableAdminTokenFailureAnalyzer}).
  */
 @AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnClass(GrpcGlobalServerInterceptor.class)
@@ -33,6 +38,9 @@ public class AdminAutoConfiguration {
     @GrpcGlobalServerInterceptor
     AdminAuthorizationInterceptor adminAuthorizationInterceptor(ObjectProvider<AdminMethods> adminMethods,
             AdminProperties properties, AdminListener listener) {
-        return new AdminAuthorizationInterceptor(adminMethods.orderedStream().toList(), properties.getToken(), listener);
+        // Checked here first, so that the failure names the property (never the value).
+        String token = properties.usableToken();
+        return new AdminAuthorizationInterceptor(adminMethods.orderedStream().toList(), token, listener,
+                new RefusedAdminCalls(properties.toRateLimit()));
     }
 }

@@ -1,16 +1,30 @@
 package dev.grpcops.autoconfigure.admin;
 
+import dev.grpcops.admin.AdminRateLimit;
+import dev.grpcops.admin.AdminTokens;
+import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /** Authorization of admin operations, under {@code grpcops.admin}. */
 @ConfigurationProperties("grpcops.admin")
 public class AdminProperties {
 
+    /** Where the token comes from, as every refusal names it. */
+    static final String TOKEN_SOURCE = "grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)";
+
     /**
      * Shared secret callers send as metadata "authorization: Bearer <token>" (env
-     * GRPCOPS_ADMIN_TOKEN). Unset or blank: every admin operation is refused.
+     * GRPCOPS_ADMIN_TOKEN), e.g. the output of "openssl rand -hex 32". Unset or blank: every admin
+     * operation is refused. A known placeholder (replace-me-before-deploying, dev-only-change-me,
+     * changeme, ...) or fewer than 16 characters: the service refuses to start.
      */
     private String token;
+
+    /** Refused admin calls per caller address. */
+    private final RateLimit rateLimit = new RateLimit();
+
+    /** At most one WARN line per caller address per this interval, with the count of its refused admin calls. */
+    private Duration refusalLogInterval = AdminRateLimit.DEFAULTS.logInterval();
 
     public String getToken() {
         return token;
@@ -18,5 +32,86 @@ public class AdminProperties {
 
     public void setToken(String token) {
         this.token = token;
+    }
+
+    /**
+     * The token without surrounding whitespace, or null if unset or blank.
+     *
+     * @throws AdminTokens.UnusableAdminTokenException naming the property and how to set it, if
+     *     the token is a known placeholder or too short (its value is never repeated)
+     */
+    String usableToken() {
+        return AdminTokens.requireUsable(token, TOKEN_SOURCE);
+    }
+
+    public RateLimit getRateLimit() {
+        return rateLimit;
+    }
+
+    public Duration getRefusalLogInterval() {
+        return refusalLogInterval;
+    }
+
+    public void setRefusalLogInterval(Duration refusalLogInterval) {
+        this.refusalLogInterval = positive("grpcops.admin.refusal-log-interval", refusalLogInterval);
+    }
+
+    AdminRateLimit toRateLimit() {
+        return new AdminRateLimit(rateLimit.maxFailures, rateLimit.window, rateLimit.maxPeers, refusalLogInterval);
+    }
+
+    private static Duration positive(String property, Duration value) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(property + " must be positive, got " + value);
+        }
+        return value;
+    }
+
+    /**
+     * After {@code max-failures} refused admin calls (no or wrong credentials) from one address
+     * within {@code window}, counted from the first of them, every admin call from that address
+     * ends with RESOURCE_EXHAUSTED, its token not looked at, until the window has passed.
+     */
+    public static class RateLimit {
+
+        /** Refused admin calls from one address within the window after which its admin calls are refused unchecked. */
+        private int maxFailures = AdminRateLimit.DEFAULTS.maxFailures();
+
+        /** How long refused calls count toward max-failures, and how long an address over it stays refused. */
+        private Duration window = AdminRateLimit.DEFAULTS.window();
+
+        /** How many caller addresses are tracked at most (a few hundred bytes each); beyond, the least recently seen is forgotten. */
+        private int maxPeers = AdminRateLimit.DEFAULTS.maxPeers();
+
+        public int getMaxFailures() {
+            return maxFailures;
+        }
+
+        public void setMaxFailures(int maxFailures) {
+            if (maxFailures < 1) {
+                throw new IllegalArgumentException("grpcops.admin.rate-limit.max-failures must be at least 1, got "
+                        + maxFailures);
+            }
+            this.maxFailures = maxFailures;
+        }
+
+        public Duration getWindow() {
+            return window;
+        }
+
+        public void setWindow(Duration window) {
+            this.window = positive("grpcops.admin.rate-limit.window", window);
+        }
+
+        public int getMaxPeers() {
+            return maxPeers;
+        }
+
+        public void setMaxPeers(int maxPeers) {
+            if (maxPeers < 1) {
+                throw new IllegalArgumentException("grpcops.admin.rate-limit.max-peers must be at least 1, got " + maxPeers);
+            }
+            this.maxPeers = maxPeers;
+        }
     }
 }

@@ -1,0 +1,212 @@
+package dev.grpcops.admin.internal;
+
+import dev.grpcops.admin.AdminRateLimit;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Refused admin calls per caller address, as {@link AdminRateLimit} says: which addresses are
+ * refused unchecked for now, and one aggregated WARN line per address per log interval.
+ *
+ * <p>Bounded: at most {@code maxPeers} addresses, the least recently seen forgotten first (after
+ * its unlogged count is logged). No thread: counts not logged yet are logged by the next call
+ * (from any address) once their interval has passed; entries with nothing left to count or log
+ * are dropped at the same time. Thread-safe; lines are logged outside the lock.
+ */
+public final class RefusedAdminCalls {
+
+    private static final Logger log = LoggerFactory.getLogger(AdminAuthorizationInterceptor.class);
+
+    private final AdminRateLimit limit;
+    private final LongSupplier nanoTime;
+    private final Consumer<String> warnings;
+    private final long windowNanos;
+    private final long logIntervalNanos;
+    /** Access order: the eldest entry is the address seen least recently. Guarded by this. */
+    private final LinkedHashMap<String, Peer> peers;
+    /** Lines of evicted addresses, logged after the lock is released. Guarded by this. */
+    private final List<String> evictedLines = new ArrayList<>();
+    private long nextSweep;
+
+    /** With {@link System#nanoTime()}, logging to the admin authorization's logger. */
+    public RefusedAdminCalls(AdminRateLimit limit) {
+        this(limit, System::nanoTime, log::warn);
+    }
+
+    /**
+     * @param nanoTime a monotonic clock in nanoseconds (tests give a fake one)
+     * @param warnings where the aggregated WARN lines go
+     */
+    public RefusedAdminCalls(AdminRateLimit limit, LongSupplier nanoTime, Consumer<String> warnings) {
+        this.limit = limit;
+        this.nanoTime = nanoTime;
+        this.warnings = warnings;
+        this.windowNanos = limit.window().toNanos();
+        this.logIntervalNanos = limit.logInterval().toNanos();
+        this.nextSweep = nanoTime.getAsLong() + logIntervalNanos;
+        this.peers = new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Peer> eldest) {
+                if (size() <= limit.maxPeers()) {
+                    return false;
+                }
+                if (eldest.getValue().unlogged > 0) {
+                    evictedLines.add(line(eldest.getKey(), eldest.getValue(), nanoTime.getAsLong()));
+                }
+                return true;
+            }
+        };
+    }
+
+    public AdminRateLimit limit() {
+        return limit;
+    }
+
+    /**
+     * How long admin calls from {@code peer} are still refused unchecked; {@link Duration#ZERO}
+     * if its next call is checked.
+     */
+    public Duration blocked(String peer) {
+        List<String> lines = new ArrayList<>();
+        Duration blocked = Duration.ZERO;
+        synchronized (this) {
+            long now = nanoTime.getAsLong();
+            Peer p = peers.get(peer);
+            if (p != null && p.failures >= limit.maxFailures() && now - p.windowStart < windowNanos) {
+                blocked = Duration.ofNanos(windowNanos - (now - p.windowStart));
+            }
+            sweep(now, lines);
+        }
+        lines.forEach(warnings);
+        return blocked;
+    }
+
+    /**
+     * A call from {@code peer} was refused with {@code status}.
+     *
+     * @param checked whether its credentials were looked at (it counts toward the limit), or it
+     *     was refused because the address was already over the limit (it only counts in the log)
+     */
+    public void refused(String peer, String method, Status status, boolean checked) {
+        List<String> lines = new ArrayList<>();
+        synchronized (this) {
+            long now = nanoTime.getAsLong();
+            Peer p = peers.computeIfAbsent(peer, k -> new Peer());
+            if (checked) {
+                if (p.failures == 0 || now - p.windowStart >= windowNanos) {
+                    p.windowStart = now;
+                    p.failures = 0;
+                }
+                p.failures++;
+            } else {
+                p.unloggedUnchecked++;
+            }
+            if (p.unlogged == 0) {
+                p.firstUnlogged = now;
+            }
+            p.unlogged++;
+            p.latestMethod = method;
+            p.latestCode = status.getCode();
+            p.latestDescription = status.getDescription();
+            if (!p.everLogged || now - p.loggedAt >= logIntervalNanos) {
+                lines.add(line(peer, p, now));
+            }
+            sweep(now, lines);
+        }
+        lines.forEach(warnings);
+    }
+
+    /** A call from {@code peer} had the right token: its refused calls no longer count toward the limit. */
+    public void succeeded(String peer) {
+        List<String> lines = new ArrayList<>();
+        synchronized (this) {
+            Peer p = peers.get(peer);
+            if (p != null) {
+                p.failures = 0;
+            }
+            sweep(nanoTime.getAsLong(), lines);
+        }
+        lines.forEach(warnings);
+    }
+
+    /** How many addresses are tracked now. */
+    public synchronized int trackedPeers() {
+        return peers.size();
+    }
+
+    /** Logs what is due and forgets what is over, at most once per log interval. Holds the lock. */
+    private void sweep(long now, List<String> lines) {
+        lines.addAll(evictedLines);
+        evictedLines.clear();
+        if (now - nextSweep < 0) {
+            return;
+        }
+        nextSweep = now + logIntervalNanos;
+        for (Iterator<Map.Entry<String, Peer>> it = peers.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Peer> entry = it.next();
+            Peer p = entry.getValue();
+            if (p.unlogged > 0 && now - p.loggedAt >= logIntervalNanos) {
+                lines.add(line(entry.getKey(), p, now));
+            }
+            // Kept while its line is recent: a refusal soon after must not log again at once.
+            boolean windowOver = p.failures == 0 || now - p.windowStart >= windowNanos;
+            if (p.unlogged == 0 && windowOver && now - p.loggedAt >= logIntervalNanos) {
+                it.remove();
+            }
+        }
+    }
+
+    /** The WARN line of {@code p}'s unlogged refused calls; marks them logged. */
+    private String line(String peer, Peer p, long now) {
+        StringBuilder line = new StringBuilder("admin: ").append(p.unlogged).append(" refused call")
+                .append(p.unlogged == 1 ? "" : "s").append(" from ").append(peer);
+        if (p.unlogged > 1) {
+            line.append(" in the last ").append(seconds(now - p.firstUnlogged)).append(" s");
+        }
+        if (p.unloggedUnchecked > 0) {
+            line.append(" (").append(p.unloggedUnchecked).append(" not checked: more than ")
+                    .append(limit.maxFailures()).append(" refused within ").append(seconds(windowNanos))
+                    .append(" s)");
+        }
+        line.append("; latest: ").append(p.latestMethod).append(' ').append(p.latestCode);
+        if (p.latestDescription != null) {
+            line.append(' ').append(p.latestDescription);
+        }
+        p.everLogged = true;
+        p.loggedAt = now;
+        p.unlogged = 0;
+        p.unloggedUnchecked = 0;
+        return line.toString();
+    }
+
+    private static String seconds(long nanos) {
+        return String.format(Locale.ROOT, "%.1f", nanos / 1e9);
+    }
+
+    /** What is known of one address: references and counters only, so entries stay small. */
+    private static final class Peer {
+        /** When the current window's first counted refusal happened. */
+        long windowStart;
+        /** Counted refusals in the current window. */
+        int failures;
+        boolean everLogged;
+        long loggedAt;
+        /** Refused calls since the last line, and how many of them were not checked. */
+        int unlogged;
+        int unloggedUnchecked;
+        long firstUnlogged;
+        String latestMethod;
+        Status.Code latestCode;
+        String latestDescription;
+    }
+}

@@ -1,0 +1,220 @@
+package dev.grpcops.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.grpcops.admin.internal.AdminAuthorizationInterceptor;
+import dev.grpcops.admin.internal.RefusedAdminCalls;
+import dev.grpcops.proto.whoami.v1.DrainReply;
+import dev.grpcops.proto.whoami.v1.DrainRequest;
+import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Refused admin calls, per caller address, on a fake clock: limited, and logged in aggregate. */
+@Timeout(value = 1, unit = TimeUnit.MINUTES)
+class AdminRateLimitTests {
+
+    private static final String DRAIN = "grpcops.v1.WhoAmI/Drain";
+    private static final String TOKEN = "rate-limit-test-token";
+    private static final Status WRONG = Status.PERMISSION_DENIED.withDescription("admin token rejected");
+    /** 5 refusals per 10 s, 3 addresses at most, one line per address per 10 s. */
+    private static final AdminRateLimit LIMIT = new AdminRateLimit(5, Duration.ofSeconds(10), 3, Duration.ofSeconds(10));
+
+    /** Starts far from zero, as System.nanoTime() may. */
+    private final AtomicLong nanos = new AtomicLong(-5_000_000_000L);
+    private final List<String> warnings = new CopyOnWriteArrayList<>();
+    private final RefusedAdminCalls refusals = new RefusedAdminCalls(LIMIT, nanos::get, warnings::add);
+    private final AtomicInteger drains = new AtomicInteger();
+    private final List<String> outcomes = new CopyOnWriteArrayList<>();
+    private Server server;
+    private ManagedChannel channel;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (channel != null) {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        if (server != null) {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void anAddressIsRefusedUncheckedAfterMaxFailuresUntilTheWindowEnds() {
+        for (int i = 0; i < 4; i++) {
+            refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+            advance(Duration.ofSeconds(1));
+        }
+        assertThat(refusals.blocked("10.0.0.1")).as("4 of 5").isZero();
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        // The window began at the first refusal, 4 s ago.
+        assertThat(refusals.blocked("10.0.0.1")).isEqualTo(Duration.ofSeconds(6));
+        assertThat(refusals.blocked("10.0.0.2")).as("other addresses are not affected").isZero();
+
+        advance(Duration.ofSeconds(5));
+        refusals.refused("10.0.0.1", DRAIN, Status.RESOURCE_EXHAUSTED, false);
+        assertThat(refusals.blocked("10.0.0.1")).as("unchecked refusals do not extend it").isEqualTo(Duration.ofSeconds(1));
+        advance(Duration.ofSeconds(1));
+        assertThat(refusals.blocked("10.0.0.1")).isZero();
+
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        assertThat(refusals.blocked("10.0.0.1")).as("a new window, with one refusal in it").isZero();
+    }
+
+    @Test
+    void failuresSpreadWiderThanTheWindowNeverBlock() {
+        for (int i = 0; i < 20; i++) {
+            refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+            assertThat(refusals.blocked("10.0.0.1")).isZero();
+            advance(Duration.ofMillis(2_600)); // 4 per window at most
+        }
+    }
+
+    @Test
+    void theRightTokenForgivesTheAddressCount() {
+        for (int i = 0; i < 4; i++) {
+            refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        }
+        refusals.succeeded("10.0.0.1");
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        assertThat(refusals.blocked("10.0.0.1")).isZero();
+    }
+
+    @Test
+    void refusedCallsAreLoggedAtMostOncePerAddressPerIntervalWithTheirCount() {
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        assertThat(warnings).containsExactly(
+                "admin: 1 refused call from 10.0.0.1; latest: grpcops.v1.WhoAmI/Drain PERMISSION_DENIED admin token rejected");
+        for (int i = 0; i < 311; i++) {
+            advance(Duration.ofMillis(20));
+            refusals.refused("10.0.0.1", DRAIN, i < 4 ? WRONG : Status.RESOURCE_EXHAUSTED.withDescription("too many"), i < 4);
+        }
+        refusals.refused("10.0.0.2", DRAIN, WRONG, true);
+        assertThat(warnings).as("one line per address so far").hasSize(2);
+
+        advance(Duration.ofMillis(3_780)); // 10 s after the first line
+        refusals.refused("10.0.0.1", DRAIN, Status.RESOURCE_EXHAUSTED.withDescription("too many"), false);
+        assertThat(warnings).hasSize(3).last().isEqualTo("admin: 312 refused calls from 10.0.0.1 in the last 10.0 s"
+                + " (308 not checked: more than 5 refused within 10.0 s); latest: grpcops.v1.WhoAmI/Drain"
+                + " RESOURCE_EXHAUSTED too many");
+    }
+
+    @Test
+    void countsNotLoggedYetAreLoggedByTheNextCallOnceTheirIntervalHasPassed() {
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        advance(Duration.ofSeconds(1));
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        assertThat(warnings).hasSize(1);
+
+        advance(Duration.ofSeconds(10));
+        refusals.succeeded("10.0.0.9"); // any admin call, from anyone
+        assertThat(warnings).hasSize(2).last().asString().startsWith("admin: 2 refused calls from 10.0.0.1 in the last 10.0 s;");
+
+        assertThat(refusals.trackedPeers()).as("kept while its line is recent").isOne();
+        advance(Duration.ofSeconds(10));
+        refusals.blocked("10.0.0.9");
+        assertThat(refusals.trackedPeers()).as("nothing left to count or log: forgotten").isZero();
+        assertThat(warnings).hasSize(2);
+    }
+
+    @Test
+    void trackedAddressesAreBoundedTheLeastRecentlySeenForgottenAfterItsCountIsLogged() {
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        refusals.refused("10.0.0.1", DRAIN, WRONG, true);
+        refusals.refused("10.0.0.2", DRAIN, WRONG, true);
+        refusals.refused("10.0.0.3", DRAIN, WRONG, true);
+        refusals.refused("10.0.0.4", DRAIN, WRONG, true);
+        assertThat(refusals.trackedPeers()).isEqualTo(3);
+        assertThat(warnings).as("the second refusal of 10.0.0.1, logged as it is forgotten")
+                .filteredOn(line -> line.startsWith("admin: 1 refused call from 10.0.0.1;")).hasSize(2);
+        for (int i = 0; i < 1_000; i++) {
+            refusals.refused("10.1." + (i / 256) + "." + (i % 256), DRAIN, WRONG, true);
+        }
+        assertThat(refusals.trackedPeers()).isEqualTo(3);
+    }
+
+    @Test
+    void limitsAreValidated() {
+        assertThatThrownBy(() -> new AdminRateLimit(0, Duration.ofSeconds(1), 1, Duration.ofSeconds(1)))
+                .hasMessageContaining("maxFailures");
+        assertThatThrownBy(() -> new AdminRateLimit(1, Duration.ZERO, 1, Duration.ofSeconds(1)))
+                .hasMessageContaining("window");
+        assertThatThrownBy(() -> new AdminRateLimit(1, Duration.ofSeconds(1), 0, Duration.ofSeconds(1)))
+                .hasMessageContaining("maxPeers");
+        assertThatThrownBy(() -> new AdminRateLimit(1, Duration.ofSeconds(1), 1, Duration.ofSeconds(-1)))
+                .hasMessageContaining("logInterval");
+    }
+
+    @Test
+    void overTheLimitEvenTheRightTokenGetsResourceExhaustedAndTheMethodNeverRuns() throws Exception {
+        start();
+        for (int i = 0; i < 5; i++) {
+            assertThat(refused("wrong-token-" + i).getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        }
+        assertThat(refused(null).getCode()).as("not even the missing credentials are looked at")
+                .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        Status blocked = refused(TOKEN);
+        assertThat(blocked.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(blocked.getDescription()).isEqualTo("too many refused admin calls from this address: try again in 10 s");
+        assertThat(drains).hasValue(0);
+        assertThat(outcomes).containsExactly("PERMISSION_DENIED", "PERMISSION_DENIED", "PERMISSION_DENIED",
+                "PERMISSION_DENIED", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED");
+        assertThat(warnings).as("one line for seven refusals so far").hasSize(1);
+
+        advance(Duration.ofSeconds(10));
+        assertThat(drain(TOKEN).getStatus()).as("checked again once the window has passed").isEqualTo("NOT_SERVING");
+        assertThat(drains).hasValue(1);
+        assertThat(warnings).hasSize(2).last().asString()
+                .startsWith("admin: 6 refused calls from ")
+                .contains("(2 not checked: more than 5 refused within 10.0 s)");
+    }
+
+    private Status refused(String token) {
+        return catchThrowableOfType(StatusRuntimeException.class, () -> drain(token)).getStatus();
+    }
+
+    private DrainReply drain(String token) {
+        WhoAmIGrpc.WhoAmIBlockingStub stub = WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+        return (token == null ? stub : stub.withInterceptors(AdminCredentials.bearer(token)))
+                .drain(DrainRequest.getDefaultInstance());
+    }
+
+    private void advance(Duration duration) {
+        nanos.addAndGet(duration.toNanos());
+    }
+
+    private void start() throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        AdminAuthorizationInterceptor interceptor = new AdminAuthorizationInterceptor(
+                List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())), TOKEN,
+                (method, outcome) -> outcomes.add(outcome.name()), refusals);
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(ServerInterceptors.intercept(new WhoAmIGrpc.WhoAmIImplBase() {
+                    @Override
+                    public void drain(DrainRequest request, StreamObserver<DrainReply> responses) {
+                        drains.incrementAndGet();
+                        responses.onNext(DrainReply.newBuilder().setStatus("NOT_SERVING").build());
+                        responses.onCompleted();
+                    }
+                }, interceptor)).build().start();
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    }
+}
