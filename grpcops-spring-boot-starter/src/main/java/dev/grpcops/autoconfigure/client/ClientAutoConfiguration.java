@@ -38,6 +38,15 @@ public class ClientAutoConfiguration {
         return new HealthCheckedChannels(properties.getHealthChecked());
     }
 
+    @Bean
+    GrpcChannelConfigurer grpcopsDirectExecutor(ClientProperties properties) {
+        return (builder, name) -> {
+            if (properties.isDirectExecutor()) {
+                builder.directExecutor();
+            }
+        };
+    }
+
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     ReconnectNudger reconnectNudger(ClientProperties properties) {

@@ -23,6 +23,20 @@ public class ClientProperties {
      */
     private Duration reconnectInterval = Duration.ofMillis(500);
 
+    /**
+     * Run the callbacks of every channel's calls on the transport's own threads instead of an
+     * executor (grpc-java's directExecutor). Only for code whose callbacks never block.
+     */
+    private boolean directExecutor;
+
+    public boolean isDirectExecutor() {
+        return directExecutor;
+    }
+
+    public void setDirectExecutor(boolean directExecutor) {
+        this.directExecutor = directExecutor;
+    }
+
     public Map<String, String> getHealthChecked() {
         return healthChecked;
     }

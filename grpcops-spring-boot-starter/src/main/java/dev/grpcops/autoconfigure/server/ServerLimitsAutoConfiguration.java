@@ -44,6 +44,9 @@ public class ServerLimitsAutoConfiguration {
         });
         return builder -> {
             builder.fallbackHandlerRegistry(fallback);
+            if (properties.isDirectExecutor()) {
+                builder.directExecutor();
+            }
             NettyLimits.apply(builder, properties);
         };
     }

@@ -27,6 +27,13 @@ public class ServerLimitsProperties {
     /** The window max-rst-frames counts over, in whole seconds. */
     private Duration rstFramesWindow = Duration.ofSeconds(1);
 
+    /**
+     * Run handlers on the transport's own threads instead of handing every call to an executor
+     * (grpc-java's directExecutor). Only for services whose handlers and interceptors never block:
+     * a blocked transport thread stalls every connection it serves. The grpcops services never block.
+     */
+    private boolean directExecutor;
+
     /** Undecodable requests and calls to unknown methods are logged at most once per this interval, with a count. */
     private Duration badRequestLogInterval = Duration.ofSeconds(10);
 
@@ -63,6 +70,14 @@ public class ServerLimitsProperties {
                     + " at least 1s, got " + rstFramesWindow);
         }
         this.rstFramesWindow = rstFramesWindow;
+    }
+
+    public boolean isDirectExecutor() {
+        return directExecutor;
+    }
+
+    public void setDirectExecutor(boolean directExecutor) {
+        this.directExecutor = directExecutor;
     }
 
     public Duration getBadRequestLogInterval() {
