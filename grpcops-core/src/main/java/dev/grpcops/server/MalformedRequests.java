@@ -43,7 +43,7 @@ public final class MalformedRequests {
     private static <ReqT, RespT> ServerMethodDefinition<InputStream, RespT> guard(
             ServerMethodDefinition<ReqT, RespT> definition, BiConsumer<String, RuntimeException> onMalformed) {
         MethodDescriptor<ReqT, RespT> method = definition.getMethodDescriptor();
-        MethodDescriptor<InputStream, RespT> wire = method.toBuilder(RawRequests.INSTANCE, method.getResponseMarshaller())
+        MethodDescriptor<InputStream, RespT> wire = method.toBuilder(RawMessages.INSTANCE, method.getResponseMarshaller())
                 .build();
         ServerCallHandler<ReqT, RespT> handler = definition.getServerCallHandler();
         return ServerMethodDefinition.create(wire, (call, headers) -> {
@@ -51,22 +51,6 @@ public final class MalformedRequests {
             ServerCall.Listener<ReqT> listener = handler.startCall(typedCall, headers);
             return new ParsingListener<>(listener, call, method, onMalformed);
         });
-    }
-
-    /** The raw bytes of a request, parsed later. */
-    private enum RawRequests implements MethodDescriptor.Marshaller<InputStream> {
-        INSTANCE;
-
-        @Override
-        public InputStream stream(InputStream value) {
-            return value;
-        }
-
-        @Override
-        public InputStream parse(InputStream stream) {
-            // Parsed in ParsingListener.onMessage, synchronously, before the transport releases it.
-            return stream;
-        }
     }
 
     /** The call as the handler and the interceptors see it: typed requests, the original method. */

@@ -27,8 +27,8 @@ public final class UnknownMethods extends HandlerRegistry {
         MethodDescriptor<InputStream, InputStream> method = MethodDescriptor.<InputStream, InputStream>newBuilder()
                 .setType(MethodDescriptor.MethodType.UNKNOWN)
                 .setFullMethodName(methodName)
-                .setRequestMarshaller(Bytes.INSTANCE)
-                .setResponseMarshaller(Bytes.INSTANCE)
+                .setRequestMarshaller(RawMessages.INSTANCE)
+                .setResponseMarshaller(RawMessages.INSTANCE)
                 .build();
         return ServerMethodDefinition.create(method, (call, headers) -> {
             onUnknown.run();
@@ -40,19 +40,5 @@ public final class UnknownMethods extends HandlerRegistry {
     /** A made-up name may be long; the status message need not repeat all of it. */
     private static String truncated(String name) {
         return name.length() <= 200 ? name : name.substring(0, 200) + "…";
-    }
-
-    private enum Bytes implements MethodDescriptor.Marshaller<InputStream> {
-        INSTANCE;
-
-        @Override
-        public InputStream stream(InputStream value) {
-            return value;
-        }
-
-        @Override
-        public InputStream parse(InputStream stream) {
-            return stream;
-        }
     }
 }

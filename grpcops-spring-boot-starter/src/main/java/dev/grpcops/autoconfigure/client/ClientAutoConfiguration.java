@@ -63,9 +63,8 @@ public class ClientAutoConfiguration {
         GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
                 GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
                 ReconnectNudger nudger) {
-            return new InProcessOrAlternativeChannelFactory(properties,
-                    new InProcessChannelFactory(properties, interceptors, configurers),
-                    new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger));
+            return inProcessOr(new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger),
+                    properties, interceptors, configurers);
         }
     }
 
@@ -80,10 +79,16 @@ public class ClientAutoConfiguration {
         GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
                 GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
                 ReconnectNudger nudger) {
-            return new InProcessOrAlternativeChannelFactory(properties,
-                    new InProcessChannelFactory(properties, interceptors, configurers),
-                    new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger));
+            return inProcessOr(new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger),
+                    properties, interceptors, configurers);
         }
+    }
+
+    /** As net.devh arranges its own: {@code in-process:} targets in process, every other one through {@code netty}. */
+    static GrpcChannelFactory inProcessOr(GrpcChannelFactory netty, GrpcChannelsProperties properties,
+            GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers) {
+        return new InProcessOrAlternativeChannelFactory(properties,
+                new InProcessChannelFactory(properties, interceptors, configurers), netty);
     }
 
     /** Without Netty net.devh makes in-process channels only: nothing to reconnect, but say so. */
