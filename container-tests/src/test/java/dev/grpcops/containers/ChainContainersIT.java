@@ -23,12 +23,14 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.lifecycle.Startables;
 
 /** The chain across three containers on one Docker network: SPEC §4/§5 over real container networking. */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ChainContainersIT {
 
     private static Network network;
@@ -40,6 +42,7 @@ class ChainContainersIT {
     private static ManagedChannel toEdge;
 
     @BeforeAll
+    @Timeout(value = 10, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startChain() {
         Docker.requireEngine();
         network = Network.newNetwork();
@@ -63,6 +66,7 @@ class ChainContainersIT {
     }
 
     @AfterAll
+    @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void stopChain() {
         for (ManagedChannel channel : new ManagedChannel[] {toStock, toPricing, toEdge}) {
             if (channel != null) {
@@ -80,10 +84,14 @@ class ChainContainersIT {
         assertThat(stats("c-quote").getReceivedDeadlineS(0)).isCloseTo(0.8, within(0.15));
 
         List<String> skus = List.of("c-a", "c-b", "c-c", "c-d");
+        Duration delay = Duration.ofMillis(250);
         long started = System.nanoTime();
         CheckoutReply reply = edge().withDeadlineAfter(1200, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addAllSkus(skus).setDelayMs(250).build());
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(700));
+                .checkout(CheckoutRequest.newBuilder().addAllSkus(skus).setDelayMs((int) delay.toMillis()).build());
+        // One after another takes at least 4 x 250 ms at Stock alone; at once, 250 ms plus the hops.
+        // The sequential floor is the bound: 750 ms of room for container networking on a loaded machine.
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("parallel fan-out")
+                .isLessThan(delay.multipliedBy(skus.size()));
         assertThat(reply.getLinesList()).allMatch(Line::getAvailable);
         for (String sku : skus) {
             assertThat(stats(sku).getReceivedDeadlineS(0)).isCloseTo(0.8, within(0.15));
@@ -107,10 +115,9 @@ class ChainContainersIT {
         var docker = stock.getDockerClient();
         docker.stopContainerCmd(stock.getContainerId()).withTimeout(30).exec();
 
-        long started = System.nanoTime();
+        // A reply at all is within the 1 s deadline: the stopped downstream costs the lines, not the answer.
         CheckoutReply down = edge().withDeadlineAfter(1, TimeUnit.SECONDS)
                 .checkout(CheckoutRequest.newBuilder().addSkus("down-a").addSkus("down-b").build());
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
         assertThat(down.getLinesList()).extracting(Line::getAvailable).containsOnly(false);
         assertThat(down.getLinesList()).extracting(Line::getReason).isSubsetOf("UNAVAILABLE", "DEADLINE_EXCEEDED");
 

@@ -29,6 +29,7 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * docker-compose.yml as users run it: brought up whole (published ports on 127.0.0.1, which
@@ -37,12 +38,17 @@ import org.junit.jupiter.api.Test;
 class ComposeIT {
 
     private static final String PROJECT = "grpcops-it";
+    private static boolean upAttempted;
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
+    /** Builds the images (cached layers after the first run) and starts the stack: minutes at most. */
     @BeforeAll
+    @Timeout(value = 12, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void up() throws Exception {
         Docker.requireEngine();
+        upAttempted = true;
         try {
-            compose("up", "-d", "--build");
+            compose(Duration.ofMinutes(10), "up", "-d", "--build");
         } catch (Exception e) {
             down();
             throw e;
@@ -50,11 +56,17 @@ class ComposeIT {
     }
 
     @AfterAll
+    @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void down() throws Exception {
-        compose("down", "--volumes", "--timeout", "10");
+        if (!upAttempted) {
+            return; // skipped without an engine: nothing to take down, and no compose to ask
+        }
+        compose(Duration.ofMinutes(2), "down", "--volumes", "--timeout", "10");
     }
 
+    /** The awaits below add up to 7 minutes. */
     @Test
+    @Timeout(value = 8, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void checkoutThroughEdgesPublishedPortAndEveryScrapeTargetUp() throws Exception {
         await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(2)).until(() ->
                 HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2)).serving());
@@ -78,8 +90,8 @@ class ComposeIT {
 
     /** Prometheus' view: instance -> health. */
     private static Map<String, String> scrapeTargets() throws IOException, InterruptedException {
-        HttpResponse<String> response = HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/targets")).build(),
+        HttpResponse<String> response = HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/targets")).timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
         Iterable<JsonElement> targets = JsonParser.parseString(response.body()).getAsJsonObject()
                 .getAsJsonObject("data").getAsJsonArray("activeTargets");
@@ -90,7 +102,7 @@ class ComposeIT {
     }
 
     /** docker-compose (1.29) where installed, else the compose plugin; environment passed through. */
-    private static void compose(String... args) throws IOException, InterruptedException {
+    private static void compose(Duration timeout, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         if (Files.isExecutable(Path.of("/usr/bin/docker-compose")) || Files.isExecutable(Path.of("/usr/local/bin/docker-compose"))) {
             command.add("docker-compose");
@@ -102,8 +114,12 @@ class ComposeIT {
         Path log = Path.of("target/compose-" + args[0] + ".log");
         Process process = new ProcessBuilder(command).directory(Docker.ROOT.toFile())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        if (!process.waitFor(15, TimeUnit.MINUTES) || process.exitValue() != 0) {
-            process.destroyForcibly();
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            throw new IllegalStateException(String.join(" ", command) + " did not finish within " + timeout
+                    + ", see " + log.toAbsolutePath());
+        }
+        if (process.exitValue() != 0) {
             throw new IllegalStateException(String.join(" ", command) + " failed, see " + log.toAbsolutePath());
         }
     }

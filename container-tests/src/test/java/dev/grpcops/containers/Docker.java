@@ -16,7 +16,7 @@ final class Docker {
     /** Without an engine: skipped with a message on a laptop, a failure in CI (CI=true). */
     static void requireEngine() {
         boolean available = DockerClientFactory.instance().isDockerAvailable();
-        if (!available && "true".equals(System.getenv("CI"))) {
+        if (!available && Ci.isCi()) {
             throw new IllegalStateException("no Docker engine, and CI=true: the container tests must run in CI"
                     + " (scripts/install-deps.sh and scripts/local-images.sh provide one)");
         }

@@ -1,7 +1,12 @@
 package dev.grpcops.containers;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.grpcops.lifecycle.HealthProbe;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
 import org.testcontainers.containers.ContainerLaunchException;
 import org.testcontainers.containers.wait.strategy.AbstractWaitStrategy;
 
@@ -24,24 +29,20 @@ final class GrpcHealthWait extends AbstractWaitStrategy {
     @Override
     protected void waitUntilReady() {
         String target = waitStrategyTarget.getHost() + ":" + waitStrategyTarget.getMappedPort(grpcPort);
-        long giveUp = System.nanoTime() + startupTimeout.toNanos();
-        HealthProbe.Result last = null;
-        while (System.nanoTime() < giveUp) {
-            if (!waitStrategyTarget.isRunning()) {
-                throw new ContainerLaunchException("container exited: " + waitStrategyTarget.getLogs());
-            }
-            last = HealthProbe.probe(target, service, Duration.ofSeconds(2));
-            if (last.serving()) {
-                return;
-            }
-            try {
-                Thread.sleep(500);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ContainerLaunchException("interrupted", e);
-            }
+        AtomicReference<HealthProbe.Result> last = new AtomicReference<>();
+        try {
+            await(service + " at " + target + " SERVING").atMost(startupTimeout)
+                    .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500))
+                    .failFast("container exited", () -> !waitStrategyTarget.isRunning())
+                    .until(() -> {
+                        last.set(HealthProbe.probe(target, service, Duration.ofSeconds(2)));
+                        return last.get().serving();
+                    });
+        } catch (TerminalFailureException exited) {
+            throw new ContainerLaunchException("container exited: " + waitStrategyTarget.getLogs(), exited);
+        } catch (ConditionTimeoutException e) {
+            throw new ContainerLaunchException(service + " at " + target + " not SERVING after " + startupTimeout
+                    + " (last: " + last.get() + ")", e);
         }
-        throw new ContainerLaunchException(service + " at " + target + " not SERVING after " + startupTimeout
-                + " (last: " + last + ")");
     }
 }

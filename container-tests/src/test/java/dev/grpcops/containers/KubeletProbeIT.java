@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 
@@ -25,6 +26,8 @@ import org.testcontainers.containers.Network;
  */
 class KubeletProbeIT {
 
+    /** Building the image, and starting it within GrpcHealthWait's 4 minutes, on a loaded machine. */
+    @Timeout(value = 6, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     @Test
     void drainFailsTheManifestsReadinessProbeButNotItsLivenessProbe() throws IOException {
         Docker.requireEngine();

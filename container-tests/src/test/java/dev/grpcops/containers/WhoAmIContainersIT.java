@@ -1,6 +1,7 @@
 package dev.grpcops.containers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.cli.Targets;
@@ -11,6 +12,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -23,19 +25,27 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.lifecycle.Startables;
 
 /** Three whoami containers: rr spreads, hc skips a drained replica, kubelet-style probes flip. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class WhoAmIContainersIT {
 
     private static final String READINESS = "grpcops.v1.WhoAmI";
+    /**
+     * How long a service keeps serving after it says NOT_SERVING (grpcops.shutdown.drain-delay's
+     * default): the time health-checking clients have to move away from a draining pod.
+     */
+    private static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
 
     private static Network network;
     private static List<GenericContainer<?>> pods;
 
     @BeforeAll
+    @Timeout(value = 10, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startPods() {
         Docker.requireEngine();
         network = Network.newNetwork();
@@ -49,6 +59,7 @@ class WhoAmIContainersIT {
     }
 
     @AfterAll
+    @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void stopPods() {
         ServiceContainers.removeAll(network, pods == null ? new GenericContainer<?>[0] : pods.toArray(GenericContainer<?>[]::new));
     }
@@ -72,13 +83,17 @@ class WhoAmIContainersIT {
     }
 
     @Test
-    void healthCheckingSkipsADrainedContainer() throws InterruptedException {
+    void healthCheckingSkipsADrainedContainer() {
         ManagedChannel channel = Targets.channel(addressList(), Targets.ChannelConfig.hc);
         try {
             awaitEveryPod(channel);
 
             admin(pods.get(0), WhoAmIGrpc.WhoAmIBlockingStub::drain);
-            Thread.sleep(500);
+            // The channel hears NOT_SERVING on its health Watch of w1 and drops w1 from its round_robin
+            // picker. Three calls in a row reach each ready pod once, so three in a row without w1 mean
+            // w1 is out. The bound is what clients get in production to move away: the drain delay.
+            await("w1 out of the channel's picker").atMost(DEFAULT_DRAIN_DELAY).pollInterval(Duration.ofMillis(50))
+                    .until(() -> !spread(channel, 3).containsKey("w1"));
             assertThat(spread(channel, 60)).doesNotContainKey("w1").containsKeys("w2", "w3");
         } finally {
             channel.shutdownNow();

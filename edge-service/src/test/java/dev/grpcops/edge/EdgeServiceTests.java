@@ -37,6 +37,8 @@ import org.springframework.context.annotation.Bean;
     "grpc.client.edge.address=in-process:edge-test",
     "management.server.port=-1",
     "edge.max-skus=5",
+    // Nothing here tests the drain; without this each context close would wait the default 5 s.
+    "grpcops.shutdown.drain-delay=0s",
 })
 class EdgeServiceTests {
 

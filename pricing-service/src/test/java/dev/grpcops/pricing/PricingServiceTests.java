@@ -30,6 +30,8 @@ import org.springframework.context.annotation.Bean;
     "grpc.client.pricing.address=in-process:pricing-test",
     "management.server.port=-1",
     "pricing.price-cents=999",
+    // Nothing here tests the drain; without this each context close would wait the default 5 s.
+    "grpcops.shutdown.drain-delay=0s",
 })
 class PricingServiceTests {
 

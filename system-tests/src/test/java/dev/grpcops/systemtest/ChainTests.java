@@ -27,11 +27,13 @@ import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * SPEC §4 and §5 end to end: the three jars as separate processes on loopback, called the way a
  * client in any language would, judged by what Stock recorded and what each service exported.
  */
+@Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ChainTests {
 
     /** What a hop may lose to scheduling on a busy 2-core machine, on top of the budget maths. */
@@ -46,6 +48,7 @@ class ChainTests {
     private static ManagedChannel toEdge;
 
     @BeforeAll
+    @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startChain() {
         stock = ServiceProcess.start("stock-service");
         pricing = ServiceProcess.start("pricing-service", "--grpc.client.stock.address=static://" + stock.target());
@@ -65,6 +68,7 @@ class ChainTests {
     }
 
     @AfterAll
+    @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void stopChain() {
         for (ManagedChannel channel : new ManagedChannel[] {toEdge, toPricing, toStock}) {
             if (channel != null) {
@@ -96,30 +100,45 @@ class ChainTests {
 
     @Test
     void quoteThatCannotPayTheReserveFailsAtOnceWithoutCallingStock() {
-        String sku = sku("quote-short");
-        long started = System.nanoTime();
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () ->
-                pricing().withDeadlineAfter(450, TimeUnit.MILLISECONDS).quote(QuoteRequest.newBuilder().setSku(sku).build()));
+        // 0.45 s - 0.2 s reserve < 0.3 s min-downstream: Pricing must refuse rather than call Stock.
+        Duration deadline = Duration.ofMillis(450);
+        Duration fastest = null;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            String sku = sku("quote-short");
+            long started = System.nanoTime();
+            StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () ->
+                    pricing().withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                            .quote(QuoteRequest.newBuilder().setSku(sku).build()));
+            Duration took = Duration.ofNanos(System.nanoTime() - started);
 
-        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-        assertThat(refused.getStatus().getDescription()).contains("not sent: budget left", "min-downstream");
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("at once, not at the deadline")
-                .isLessThan(Duration.ofMillis(400));
-        assertThat(stats(sku).getCalls()).isZero();
+            assertThat(refused).as("refused").isNotNull();
+            assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+            assertThat(refused.getStatus().getDescription()).contains("not sent: budget left", "min-downstream");
+            assertThat(stats(sku).getCalls()).isZero();
+            fastest = fastest == null || took.compareTo(fastest) < 0 ? took : fastest;
+        }
+        // Waiting for the deadline takes the whole 450 ms every time; refusing at once takes a few ms,
+        // unless the machine stalls. The fastest of three refusals is under half the deadline unless
+        // Pricing waits, however loaded the machine.
+        System.out.println("measured: Quote refused for its budget after " + fastest.toMillis() + " ms (fastest of 3)");
+        assertThat(fastest).as("at once, not at the deadline (fastest of 3)").isLessThan(deadline.dividedBy(2));
     }
 
     @Test
     void checkoutQuotesEverySkuAtOnceUnderOneBudget() {
         List<String> skus = List.of(sku("par"), sku("par"), sku("par"), sku("par"));
+        Duration delay = Duration.ofMillis(250);
         long started = System.nanoTime();
         CheckoutReply reply = edge().withDeadlineAfter(1200, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addAllSkus(skus).setDelayMs(250).build());
+                .checkout(CheckoutRequest.newBuilder().addAllSkus(skus).setDelayMs((int) delay.toMillis()).build());
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(reply.getLinesList()).extracting(Line::getSku).containsExactlyElementsOf(skus);
         assertThat(reply.getLinesList()).allMatch(Line::getAvailable);
-        // One after another would take 4 x 250 ms.
-        assertThat(took).as("parallel fan-out").isLessThan(Duration.ofMillis(700));
+        // One after another takes at least 4 x 250 ms at Stock alone; at once, 250 ms plus the hops
+        // (measured: about 270 ms). The sequential floor is the bound: 750 ms of room for a loaded machine.
+        System.out.println("measured: Checkout of 4 SKUs at 250 ms each took " + took.toMillis() + " ms");
+        assertThat(took).as("parallel fan-out").isLessThan(delay.multipliedBy(skus.size()));
         for (String sku : skus) {
             assertThat(stats(sku).getReceivedDeadlineSList()).singleElement()
                     .satisfies(s -> assertThat(s).isCloseTo(0.8, SLACK).isLessThanOrEqualTo(0.81));
@@ -131,11 +150,10 @@ class ChainTests {
         String fast1 = sku("fast");
         String slow = sku("slow");
         String fast2 = sku("fast");
-        long started = System.nanoTime();
+        // A reply at all means Edge answered within the 1 s deadline, although the slow SKU took 3 s.
         CheckoutReply reply = edge().withDeadlineAfter(1, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
                 .addSkus(fast1).addSkus(slow).addSkus(fast2).addSlowSkus(slow).build());
 
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
         assertThat(reply.getLinesList()).extracting(Line::getSku, Line::getAvailable, Line::getReason)
                 .containsExactly(
                         org.assertj.core.groups.Tuple.tuple(fast1, true, ""),
@@ -172,7 +190,8 @@ class ChainTests {
                         .check(CheckRequest.newBuilder().setSku(sku("gone")).setDelayMs(10_000).build()));
 
         assertThat(late.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-        await().atMost(Duration.ofSeconds(3)).untilAsserted(() ->
+        // Well within the 10 s delay: a zero here is the cancelled reply, not one that was sent.
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
                 assertThat(Prometheus.sum(stock.metrics(), "stock_replies_pending")).isZero());
     }
 

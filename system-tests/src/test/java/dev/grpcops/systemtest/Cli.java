@@ -5,15 +5,24 @@ import com.google.gson.reflect.TypeToken;
 import dev.grpcops.cli.GrpcOpsCli;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /** The operator CLI, run in this JVM exactly as its main method runs it. */
 final class Cli {
+
+    /**
+     * How long one run of the jar may take: a JVM start and one admin call with the CLI's 3 s
+     * deadline take a few seconds even on a loaded 2-core machine; past this, something hangs.
+     */
+    private static final Duration JAR_TIMEOUT = Duration.ofSeconds(60);
 
     private Cli() {
     }
@@ -25,23 +34,44 @@ final class Cli {
         return new Result(exit, out.toString(), err.toString());
     }
 
-    /** The runnable jar in its own JVM, as an operator runs it: {@code java -jar cli/target/grpcops-cli.jar}. */
+    /**
+     * The runnable jar in its own JVM, as an operator runs it: {@code java -jar cli/target/grpcops-cli.jar}.
+     * Only {@code env} supplies GRPCOPS_ADMIN_TOKEN, whatever the test's own environment holds.
+     * Output goes to files (a full pipe cannot block the child); a run that outlives
+     * {@link #JAR_TIMEOUT} is killed and fails the test.
+     */
     static Result runJar(Map<String, String> env, String... args) {
         List<String> command = new ArrayList<>(List.of(
                 ProcessHandle.current().info().command().orElse("java"), "-jar", jar().toString()));
         command.addAll(List.of(args));
+        Path out = null;
+        Path err = null;
         try {
-            ProcessBuilder builder = new ProcessBuilder(command);
+            out = Files.createTempFile("grpcops-cli-", ".out");
+            err = Files.createTempFile("grpcops-cli-", ".err");
+            ProcessBuilder builder = new ProcessBuilder(command)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectOutput(out.toFile()).redirectError(err.toFile());
+            builder.environment().remove("GRPCOPS_ADMIN_TOKEN");
             builder.environment().putAll(env);
-            Process process = builder.start();
-            String out = new String(process.getInputStream().readAllBytes());
-            String err = new String(process.getErrorStream().readAllBytes());
-            return new Result(process.waitFor(), out, err);
+            Process process = ChildProcesses.track(builder.start());
+            if (!process.waitFor(JAR_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                throw new IllegalStateException(String.join(" ", args) + ": the CLI did not exit within " + JAR_TIMEOUT
+                        + "; stdout: " + Files.readString(out) + "; stderr: " + Files.readString(err));
+            }
+            return new Result(process.exitValue(), Files.readString(out), Files.readString(err));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        } finally {
+            for (Path file : new Path[] {out, err}) {
+                if (file != null) {
+                    file.toFile().delete();
+                }
+            }
         }
     }
 

@@ -1,47 +1,71 @@
 package dev.grpcops.systemtest;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.cli.Targets;
+import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoReply;
 import dev.grpcops.proto.whoami.v1.WhoRequest;
 import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.ManagedChannel;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** SPEC §6 with three whoami pods on loopback: where one channel's calls land, and why. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class PinningExperimentTests {
+
+    /**
+     * How long a service keeps serving after it says NOT_SERVING (grpcops.shutdown.drain-delay's
+     * default): the time health-checking clients have to move away from a draining pod.
+     */
+    private static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
+    /** How long the watch command may take to print a line: a JVM start on a loaded machine, at most. */
+    private static final Duration WATCH_LINE = Duration.ofSeconds(30);
 
     private static Replicas replicas;
 
     @BeforeAll
+    @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startPods() {
         replicas = Replicas.whoami(Map.of());
     }
 
     @AfterAll
+    @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void stopPods() {
         if (replicas != null) {
             replicas.close();
         }
     }
 
+    /** Every pod back in traffic; straight over gRPC, the CLI's own resume is tested where it is used. */
     @AfterEach
     void resumeAll() {
         for (ServiceProcess pod : replicas.pods) {
-            Cli.Result resumed = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "resume", pod.target());
-            assertThat(resumed.exit()).as(resumed.err()).isZero();
+            ManagedChannel channel = pod.channel();
+            try {
+                WhoAmIGrpc.newBlockingStub(channel).withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
+                        .withDeadlineAfter(10, TimeUnit.SECONDS).resume(DrainRequest.getDefaultInstance());
+            } finally {
+                channel.shutdownNow();
+            }
         }
     }
 
@@ -79,7 +103,12 @@ class PinningExperimentTests {
                     "drain", replicas.pod("w2").target());
             assertThat(drained.exit()).as(drained.err()).isZero();
             assertThat(drained.out()).contains("\"pod\":\"w2\"", "\"status\":\"NOT_SERVING\"");
-            Thread.sleep(500);
+            // The channel hears NOT_SERVING on its health Watch of w2 and drops w2 from its round_robin
+            // picker. Three calls in a row reach each ready pod once, so three in a row without w2 mean
+            // w2 is out. The bound is what clients get in production to move away: the drain delay.
+            await("w2 out of the channel's picker").atMost(DEFAULT_DRAIN_DELAY).pollInterval(Duration.ofMillis(50))
+                    .until(() -> Stream.generate(() -> whoami.withDeadlineAfter(3, TimeUnit.SECONDS)
+                            .who(WhoRequest.getDefaultInstance()).getPod()).limit(3).noneMatch("w2"::equals));
 
             WhoAmIGrpc.WhoAmIFutureStub async = WhoAmIGrpc.newFutureStub(channel);
             List<ListenableFuture<WhoReply>> calls = new ArrayList<>();
@@ -99,42 +128,58 @@ class PinningExperimentTests {
     @Test
     void kubeletStyleProbesSeeReadinessFlipWhileLivenessStays() {
         String pod = replicas.pod("w3").target();
-        assertThat(Cli.run("probe", pod, "--service", "grpcops.v1.WhoAmI").exit()).isZero();
+        assertThat(probe(pod, "grpcops.v1.WhoAmI").exit()).isZero();
 
         Cli.Result refused = Cli.runJar(Map.of(), "drain", pod);
-        assertThat(refused.exit()).isNotZero();
+        assertThat(refused.exit()).as("no token: refused before any call").isEqualTo(2);
+        assertThat(refused.err()).contains("set GRPCOPS_ADMIN_TOKEN");
         Cli.Result wrongToken = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", "guess"), "drain", pod);
         assertThat(wrongToken.exit()).isNotZero();
         assertThat(wrongToken.err()).contains("PERMISSION_DENIED");
-        assertThat(Cli.run("probe", pod, "--service", "grpcops.v1.WhoAmI").exit()).as("nothing changed").isZero();
+        assertThat(probe(pod, "grpcops.v1.WhoAmI").exit()).as("nothing changed").isZero();
 
-        assertThat(Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "drain", pod).exit()).isZero();
-        Cli.Result readiness = Cli.run("probe", pod, "--service", "grpcops.v1.WhoAmI");
+        Cli.Result drained = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "drain", pod);
+        assertThat(drained.exit()).as(drained.err()).isZero();
+        Cli.Result readiness = probe(pod, "grpcops.v1.WhoAmI");
         assertThat(readiness.exit()).isEqualTo(1);
         assertThat(readiness.out()).contains("NOT_SERVING");
-        Cli.Result liveness = Cli.run("probe", pod);
+        Cli.Result liveness = probe(pod, "");
         assertThat(liveness.exit()).isZero();
-        assertThat(liveness.out()).contains("SERVING");
-        Cli.Result unknown = Cli.run("probe", pod, "--service", "nope.v1.Nope");
+        assertThat(liveness.out()).contains("SERVING").doesNotContain("NOT_SERVING");
+        Cli.Result unknown = probe(pod, "nope.v1.Nope");
         assertThat(unknown.exit()).isEqualTo(1);
         assertThat(unknown.err()).contains("NOT_FOUND");
+    }
+
+    /**
+     * The CLI's probe, as kubelet makes it, but with a 5 s deadline instead of kubelet's 1 s: this
+     * test is about the status each probe sees, and a loaded machine may stall a first call.
+     */
+    private static Cli.Result probe(String pod, String service) {
+        return Cli.run("probe", pod, "--service", service, "--timeout", "5s");
     }
 
     @Test
     void watchPrintsTheCurrentStatusThenEveryChange() throws Exception {
         ServiceProcess pod = replicas.pod("w1");
-        Process watch = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar",
-                Cli.jar().toString(), "watch", pod.target(), "--service", "grpcops.v1.WhoAmI").start();
+        Path errors = Path.of("target/watch-" + pod.name + ".err");
+        Process watch = ChildProcesses.track(new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
+                "-jar", Cli.jar().toString(), "watch", pod.target(), "--service", "grpcops.v1.WhoAmI")
+                .redirectError(errors.toFile()).start());
         try {
-            var lines = new java.io.BufferedReader(new java.io.InputStreamReader(watch.getInputStream()));
-            assertThat(lines.readLine()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z SERVING");
-            Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "drain", pod.target());
-            assertThat(lines.readLine()).endsWith(" NOT_SERVING");
-            Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "resume", pod.target());
-            assertThat(lines.readLine()).endsWith(" SERVING");
+            BlockingQueue<String> lines = OutputLines.of(watch);
+            assertThat(OutputLines.next(lines, WATCH_LINE)).matches("\\d{4}-\\d\\d-\\d\\dT.*Z SERVING");
+            Cli.Result drained = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "drain", pod.target());
+            assertThat(drained.exit()).as(drained.err()).isZero();
+            assertThat(OutputLines.next(lines, WATCH_LINE)).endsWith(" NOT_SERVING");
+            Cli.Result resumed = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN), "resume", pod.target());
+            assertThat(resumed.exit()).as(resumed.err()).isZero();
+            assertThat(OutputLines.next(lines, WATCH_LINE)).endsWith(" SERVING"); // the space rules out NOT_SERVING
         } finally {
             watch.destroy();
-            watch.waitFor(5, TimeUnit.SECONDS);
+            if (!watch.waitFor(5, TimeUnit.SECONDS)) {
+                watch.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
         }
     }
 
@@ -162,13 +207,13 @@ class PinningExperimentTests {
                         }
                     });
         }
-        assertThat(received.await(10, TimeUnit.SECONDS)).as("every stream got its first status").isTrue();
+        assertThat(received.await(30, TimeUnit.SECONDS)).as("every stream got its first status").isTrue();
         double threadsWatching = Prometheus.sum(pod.metrics(), "jvm_threads_live_threads");
         assertThat(threadsWatching).as("no thread per open stream").isLessThan(threadsBefore + 50);
 
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
 
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(Prometheus.sum(pod.metrics(), "grpc_server_processing_duration_seconds_count",
                         "method=\"Watch\"", "statusCode=\"CANCELLED\"")).as("the server closed every abandoned stream")
                         .isGreaterThanOrEqualTo(200));

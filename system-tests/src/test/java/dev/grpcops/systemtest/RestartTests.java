@@ -29,12 +29,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * SPEC §10: restarts under steady load. Every replica drains before it stops (NOT_SERVING, wait,
  * GOAWAY, finish calls in flight); health-checking round_robin clients move away in time.
  * Measured numbers are appended to target/restart-numbers.txt (quoted in the README).
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RestartTests {
 
     private static final Duration DRAIN = Duration.ofSeconds(1);
@@ -44,8 +46,7 @@ class RestartTests {
         try (Replicas stocks = Replicas.stock("--grpcops.shutdown.drain-delay=" + DRAIN.toMillis() + "ms");
                 ServiceProcess pricing = pricingBehind(stocks)) {
             ManagedChannel channel = pricing.channel();
-            try {
-                SteadyLoad load = quoteLoad(channel, "rolling");
+            try (SteadyLoad load = quoteLoad(channel, "rolling")) {
                 for (ServiceProcess stock : stocks.pods) {
                     restart(stock);
                     awaitTraffic(stock, "rolling");
@@ -70,20 +71,20 @@ class RestartTests {
             ManagedChannel channel = Targets.channel(pods.addressList(), Targets.ChannelConfig.hc);
             try {
                 WhoAmIGrpc.WhoAmIBlockingStub whoami = WhoAmIGrpc.newBlockingStub(channel);
-                SteadyLoad load = new SteadyLoad(4, () -> {
-                    whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance());
-                    ServiceProcess.sleep(Duration.ofMillis(5));
-                });
-                for (ServiceProcess pod : pods.pods) {
-                    restart(pod);
-                    awaitWhoAmITraffic(whoami, pod.name.substring(pod.name.length() - 2));
-                }
-                load.close();
+                // 5 ms between a thread's calls: a steady stream, not a saturating one, as a client's traffic.
+                try (SteadyLoad load = new SteadyLoad(4, Duration.ofMillis(5), () ->
+                        whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()))) {
+                    for (ServiceProcess pod : pods.pods) {
+                        restart(pod);
+                        awaitWhoAmITraffic(whoami, pod.name.substring(pod.name.length() - 2));
+                    }
+                    load.close();
 
-                record("rolling restart of 3 WhoAmI replicas: " + load.succeeded() + " calls, "
-                        + load.failedCount() + " failed");
-                assertThat(load.failures()).as("failed calls").isEmpty();
-                assertThat(load.succeeded()).isGreaterThanOrEqualTo(1000);
+                    record("rolling restart of 3 WhoAmI replicas: " + load.succeeded() + " calls, "
+                            + load.failedCount() + " failed");
+                    assertThat(load.failures()).as("failed calls").isEmpty();
+                    assertThat(load.succeeded()).isGreaterThanOrEqualTo(1000);
+                }
             } finally {
                 channel.shutdownNow();
             }
@@ -92,20 +93,37 @@ class RestartTests {
 
     @Test
     void callInFlightWhenSigtermArrivesCompletes() throws Exception {
-        try (ServiceProcess stock = ServiceProcess.start("stock-service", "--grpcops.shutdown.drain-delay=500ms")) {
+        Duration drain = Duration.ofMillis(500);
+        Duration grace = Duration.ofSeconds(20);
+        Duration callTakes = Duration.ofSeconds(2);
+        try (ServiceProcess stock = ServiceProcess.start("stock-service",
+                "--grpcops.shutdown.drain-delay=" + drain.toMillis() + "ms",
+                "--grpc.server.shutdown-grace-period=" + grace.toSeconds() + "s")) {
             stock.awaitServing(Duration.ofSeconds(90));
             ManagedChannel channel = stock.channel();
             try {
-                ListenableFuture<CheckReply> slow = StockGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .check(CheckRequest.newBuilder().setSku("in-flight").setDelayMs(2000).build());
-                Thread.sleep(300);
+                long sent = System.nanoTime();
+                ListenableFuture<CheckReply> slow = StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .check(CheckRequest.newBuilder().setSku("in-flight").setDelayMs((int) callTakes.toMillis()).build());
+                // In flight once Stock has recorded it (it records on arrival, then holds the reply).
+                StockGrpc.StockBlockingStub stats = StockGrpc.newBlockingStub(channel);
+                await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> stats
+                        .withDeadlineAfter(2, TimeUnit.SECONDS).stats(StatsRequest.newBuilder().setSku("in-flight").build())
+                        .getSkus(0).getCalls() == 1);
+                assertThat(slow).as("still in flight at SIGTERM").isNotDone();
                 long sigterm = System.nanoTime();
-                stock.terminate(Duration.ofSeconds(30));
+                stock.terminate(Duration.ofSeconds(60));
                 Duration stopping = Duration.ofNanos(System.nanoTime() - sigterm);
 
                 assertThat(slow.get(5, TimeUnit.SECONDS).getSku()).isEqualTo("in-flight");
-                assertThat(stopping).as("waited for the call, did not wait out the whole grace")
-                        .isBetween(Duration.ofMillis(1500), Duration.ofSeconds(10));
+                // Stock answers callTakes after the call arrived, which is after it was sent: the process
+                // cannot have exited before sent + callTakes if it waited for the call. No margin needed.
+                System.out.println("measured: SIGTERM with a 2 s call in flight: exited after " + stopping.toMillis() + " ms");
+                assertThat(stopping).as("waited for the call in flight")
+                        .isGreaterThanOrEqualTo(Duration.ofNanos(sent + callTakes.toNanos() - sigterm));
+                // Waiting out the grace would take drain + grace; anything less means it stopped when the
+                // call was done (measured: about drain + what was left of the call, plus the JVM's exit).
+                assertThat(stopping).as("did not wait out the whole grace").isLessThan(drain.plus(grace));
                 assertThat(stock.log()).contains("serving PT0.5S more for 1 calls in flight",
                         "drain: stopped; every call in flight finished");
             } finally {
@@ -119,11 +137,15 @@ class RestartTests {
         try (Replicas stocks = Replicas.stock();
                 ServiceProcess pricing = pricingBehind(stocks)) {
             ManagedChannel channel = pricing.channel();
-            try {
-                SteadyLoad load = quoteLoad(channel, "killed");
-                Thread.sleep(2000);
+            try (SteadyLoad load = quoteLoad(channel, "killed")) {
+                // The load reaches every replica before one of them dies.
+                for (ServiceProcess stock : stocks.pods) {
+                    awaitTraffic(stock, "killed");
+                }
                 long killed = System.nanoTime();
                 stocks.pods.get(1).kill();
+                // Elapsed time is the point here: the load runs on for 3 s, three times the 1 s recovery
+                // bound below, so that a failure that comes late has the time to show.
                 Thread.sleep(3000);
                 load.close();
 
@@ -135,6 +157,8 @@ class RestartTests {
                 assertThat(load.failures().keySet()).as("only calls cut off by the dying connection fail")
                         .isSubsetOf(Status.Code.UNAVAILABLE);
                 assertThat(load.failedCount()).isLessThanOrEqualTo(8);
+                // The dying connection is reset at once on loopback (measured: tens of ms, also on a loaded
+                // 2-core machine); 1 s is the bound the name promises, far above it.
                 assertThat(recovery).isLessThan(Duration.ofSeconds(1));
             } finally {
                 channel.shutdownNow();
@@ -144,9 +168,11 @@ class RestartTests {
 
     @Test
     void stockDownAltogetherFailsFastAndRecoversWhenItIsBack() throws Exception {
+        Duration reconnectInterval = Duration.ofMillis(500);
         try (ServiceProcess stock = ServiceProcess.start("stock-service");
                 ServiceProcess pricing = ServiceProcess.start("pricing-service",
-                        "--grpc.client.stock.address=static://" + stock.target());
+                        "--grpc.client.stock.address=static://" + stock.target(),
+                        "--grpcops.client.reconnect-interval=" + reconnectInterval.toMillis() + "ms");
                 ServiceProcess edge = ServiceProcess.start("edge-service",
                         "--grpc.client.pricing.address=static://" + pricing.target())) {
             for (ServiceProcess service : List.of(stock, pricing, edge)) {
@@ -158,22 +184,34 @@ class RestartTests {
                 PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(toPricing);
                 QuoteRequest quote = QuoteRequest.newBuilder().setSku("down").build();
                 quotes.withDeadlineAfter(5, TimeUnit.SECONDS).quote(quote);
+                // A fresh Edge's first Checkouts pay for its cold start (class loading, JIT): on a loaded
+                // machine more than the 1 s deadline below, whose lines then say DEADLINE_EXCEEDED. That
+                // check is about Stock being down, so the cold start is paid while Stock is up.
+                for (int i = 0; i < 5; i++) {
+                    assertThat(EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .checkout(CheckoutRequest.newBuilder().addSkus("warm").build()).getLines(0).getAvailable())
+                            .as("Checkout while Stock is up").isTrue();
+                }
 
                 stock.terminate(Duration.ofSeconds(30));
+                Duration deadline = Duration.ofSeconds(2);
                 await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
                     long started = System.nanoTime();
                     StatusRuntimeException failed = org.assertj.core.api.Assertions.catchThrowableOfType(
-                            StatusRuntimeException.class, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
+                            StatusRuntimeException.class,
+                            () -> quotes.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS).quote(quote));
                     assertThat(failed).isNotNull();
                     assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-                    assertThat(Duration.ofNanos(System.nanoTime() - started)).as("fails fast, no hang")
-                            .isLessThan(Duration.ofMillis(500));
+                    // A hang ends at the deadline; a refused connection on loopback fails in ms. Half the
+                    // deadline tells the two apart with room for a stalled, loaded machine.
+                    Duration took = Duration.ofNanos(System.nanoTime() - started);
+                    System.out.println("measured: Quote with Stock down failed after " + took.toMillis() + " ms");
+                    assertThat(took).as("fails fast, no hang").isLessThan(deadline.dividedBy(2));
                 });
 
-                long started = System.nanoTime();
+                // A reply at all is within the 1 s deadline: the dead downstream costs the lines, not the answer.
                 CheckoutReply partial = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(1, TimeUnit.SECONDS)
                         .checkout(CheckoutRequest.newBuilder().addSkus("a").addSkus("b").build());
-                assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
                 assertThat(partial.getLinesList()).extracting(Line::getAvailable).containsOnly(false);
                 assertThat(partial.getLinesList()).extracting(Line::getReason).containsOnly("UNAVAILABLE");
 
@@ -185,7 +223,11 @@ class RestartTests {
                 Duration recovery = Duration.ofNanos(System.nanoTime() - back);
                 record("Stock down altogether: Quote fails fast with UNAVAILABLE; Stock back and SERVING -> "
                         + "Quotes succeed again after " + recovery.toMillis() + " ms");
-                assertThat(recovery).as("recovery once Stock serves again").isLessThan(Duration.ofMillis(1500));
+                // Pricing's channel, with no backend for seconds, is nudged to reconnect every interval: the
+                // first attempt after Stock is back comes within one interval, and connecting plus the
+                // health check take ms (measured: tens of ms). Three intervals leave room for a loaded
+                // machine; gRPC's own backoff after seconds down waits 1.6 s, 2.6 s, ... between attempts.
+                assertThat(recovery).as("recovery once Stock serves again").isLessThan(reconnectInterval.multipliedBy(3));
             } finally {
                 toPricing.shutdownNow();
                 toEdge.shutdownNow();

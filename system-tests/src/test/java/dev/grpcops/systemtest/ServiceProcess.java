@@ -1,5 +1,7 @@
 package dev.grpcops.systemtest;
 
+import static org.awaitility.Awaitility.await;
+
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -22,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * One service as users run it: {@code java -jar <module>/target/<module>.jar} in its own process,
@@ -30,7 +33,7 @@ import java.util.concurrent.TimeUnit;
 final class ServiceProcess implements AutoCloseable {
 
     private static final Path ROOT = Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     final String name;
     final String host;
@@ -89,7 +92,7 @@ final class ServiceProcess implements AutoCloseable {
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
             builder.environment().putAll(env);
-            process = builder.start();
+            process = ChildProcesses.track(builder.start());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -103,27 +106,30 @@ final class ServiceProcess implements AutoCloseable {
         return NettyChannelBuilder.forAddress(host, grpcPort).usePlaintext().build();
     }
 
-    /** Waits until the process answers the standard health check of {@code ""} with SERVING. */
+    /**
+     * Waits until the process answers the standard health check of {@code ""} with SERVING; fails
+     * at once if the process exits meanwhile.
+     */
     ServiceProcess awaitServing(Duration timeout) {
         ManagedChannel channel = channel();
         try {
-            long giveUp = System.nanoTime() + timeout.toNanos();
-            while (System.nanoTime() < giveUp) {
-                if (!process.isAlive()) {
-                    throw new IllegalStateException(name + " exited with " + process.exitValue() + ", see " + log);
-                }
-                try {
-                    ServingStatus status = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
-                            .check(HealthCheckRequest.getDefaultInstance()).getStatus();
-                    if (status == ServingStatus.SERVING) {
-                        return this;
-                    }
-                } catch (StatusRuntimeException notYet) {
-                    // still starting
-                }
-                sleep(Duration.ofMillis(200));
-            }
-            throw new IllegalStateException(name + " not SERVING after " + timeout + ", see " + log);
+            await(name + " SERVING").atMost(timeout).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200))
+                    .failFast(() -> {
+                        if (!process.isAlive()) {
+                            throw new IllegalStateException(name + " exited with " + process.exitValue() + ", see " + log);
+                        }
+                    })
+                    .until(() -> {
+                        try {
+                            return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
+                                    .check(HealthCheckRequest.getDefaultInstance()).getStatus() == ServingStatus.SERVING;
+                        } catch (StatusRuntimeException notYet) {
+                            return false; // still starting
+                        }
+                    });
+            return this;
+        } catch (ConditionTimeoutException e) {
+            throw new IllegalStateException(name + " not SERVING after " + timeout + ", see " + log, e);
         } finally {
             channel.shutdownNow();
         }
@@ -133,7 +139,8 @@ final class ServiceProcess implements AutoCloseable {
     String metrics() {
         try {
             HttpRequest request = HttpRequest.newBuilder(
-                    URI.create("http://" + host + ":" + managementPort + "/actuator/prometheus")).build();
+                    URI.create("http://" + host + ":" + managementPort + "/actuator/prometheus"))
+                    .timeout(Duration.ofSeconds(10)).build();
             HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
                 throw new IllegalStateException(name + " metrics answered " + response.statusCode());
@@ -155,6 +162,10 @@ final class ServiceProcess implements AutoCloseable {
     /** SIGKILL: no chance to drain. */
     void kill() {
         stop(true, Duration.ofSeconds(10));
+    }
+
+    long pid() {
+        return process.pid();
     }
 
     boolean isAlive() {
@@ -179,8 +190,10 @@ final class ServiceProcess implements AutoCloseable {
         }
         try {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                process.destroyForcibly().waitFor();
-                throw new IllegalStateException(name + " did not exit within " + timeout + " of SIGTERM");
+                // SIGKILL cannot be refused; the bound only keeps a wedged kernel from hanging the suite.
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                throw new IllegalStateException(name + " did not exit within " + timeout + " of "
+                        + (force ? "SIGKILL" : "SIGTERM") + ", see " + log);
             }
             return process.exitValue();
         } catch (InterruptedException e) {
@@ -210,15 +223,6 @@ final class ServiceProcess implements AutoCloseable {
             return socket.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        }
-    }
-
-    static void sleep(Duration duration) {
-        try {
-            Thread.sleep(duration.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 }

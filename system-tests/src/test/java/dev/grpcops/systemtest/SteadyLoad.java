@@ -1,6 +1,7 @@
 package dev.grpcops.systemtest;
 
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +20,11 @@ final class SteadyLoad implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
 
     SteadyLoad(int threadCount, Runnable call) {
+        this(threadCount, Duration.ZERO, call);
+    }
+
+    /** Each thread pauses {@code pause} after each call: the load's rate, not a synchronisation. */
+    SteadyLoad(int threadCount, Duration pause, Runnable call) {
         for (int i = 0; i < threadCount; i++) {
             Thread thread = new Thread(() -> {
                 while (running.get()) {
@@ -28,6 +34,13 @@ final class SteadyLoad implements AutoCloseable {
                     } catch (RuntimeException e) {
                         failed.computeIfAbsent(Status.fromThrowable(e).getCode(), c -> new AtomicInteger()).incrementAndGet();
                         failureTimes.add(System.nanoTime());
+                    }
+                    if (!pause.isZero()) {
+                        try {
+                            Thread.sleep(pause.toMillis()); // not a synchronisation: the pause sets the load's rate
+                        } catch (InterruptedException e) {
+                            return;
+                        }
                     }
                 }
             }, "steady-load-" + i);
@@ -54,11 +67,15 @@ final class SteadyLoad implements AutoCloseable {
         return failureTimes;
     }
 
+    /** Stops the load; each thread ends after its call in flight, whose deadline bounds the wait. */
     @Override
     public void close() throws InterruptedException {
         running.set(false);
         for (Thread thread : threads) {
             thread.join(10_000);
+            if (thread.isAlive()) {
+                throw new IllegalStateException(thread.getName() + " still calling 10 s after the load stopped");
+            }
         }
     }
 }
