@@ -60,6 +60,12 @@ class ChainContainersIT {
         toStock = ServiceContainers.channel(stock, 50061);
         toPricing = ServiceContainers.channel(pricing, 50062);
         toEdge = ServiceContainers.channel(edge, 50063);
+        // The three started at once: Edge's channel may have found Pricing not yet listening. Wait
+        // until a Checkout goes through all three hops (and the JVMs are warm), not a fixed count.
+        await("a Checkout answered through all three containers")
+                .atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                .until(() -> edge().withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder().addSkus("warm").build()).getLines(0).getAvailable());
         for (int i = 0; i < 20; i++) {
             edge().withDeadlineAfter(10, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder().addSkus("warm").build());
         }
