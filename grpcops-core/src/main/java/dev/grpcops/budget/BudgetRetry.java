@@ -73,6 +73,11 @@ public final class BudgetRetry {
         this.scheduler = scheduler;
     }
 
+    /** The one daemon thread that starts pushed-back retries of every BudgetRetry made without a scheduler. */
+    public static ScheduledExecutorService sharedScheduler() {
+        return SharedScheduler.INSTANCE;
+    }
+
     public RetryGovernor governor() {
         return governor;
     }

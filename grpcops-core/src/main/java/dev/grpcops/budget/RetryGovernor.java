@@ -29,11 +29,26 @@ public final class RetryGovernor {
     private final LongSupplier nanoClock;
     private final BudgetListener listener;
     private final ConcurrentMap<String, Target> targets = new ConcurrentHashMap<>();
+    private final boolean enforcing;
 
     public RetryGovernor(RetryThrottling throttling, LongSupplier nanoClock, BudgetListener listener) {
+        this(throttling, nanoClock, listener, true);
+    }
+
+    private RetryGovernor(RetryThrottling throttling, LongSupplier nanoClock, BudgetListener listener,
+            boolean enforcing) {
         this.throttling = throttling;
         this.nanoClock = nanoClock;
         this.listener = listener;
+        this.enforcing = enforcing;
+    }
+
+    /**
+     * A governor that keeps the books (tokens, gauge) but allows every retry: only the deadline
+     * floor and pushback then decide, as before SPEC §11. For measuring what the governor saves.
+     */
+    public static RetryGovernor notEnforcing(RetryThrottling throttling, LongSupplier nanoClock, BudgetListener listener) {
+        return new RetryGovernor(throttling, nanoClock, listener, false);
     }
 
     /** The state of {@code name} (null: {@link #UNKNOWN}), made on first use. */
@@ -133,6 +148,9 @@ public final class RetryGovernor {
 
         /** Both rules at once: the bucket above half, then room in the budget (taken when both allow). */
         public boolean tryAcquireRetry() {
+            if (!enforcing) {
+                return true;
+            }
             return tokensAllowRetry() && tryTakeRetry();
         }
 

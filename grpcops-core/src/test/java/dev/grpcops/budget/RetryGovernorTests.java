@@ -117,6 +117,17 @@ class RetryGovernorTests {
     }
 
     @Test
+    void aGovernorThatDoesNotEnforceKeepsTheBooksButAllowsEveryRetry() {
+        RetryGovernor.Target target = RetryGovernor.notEnforcing(RetryThrottling.DEFAULTS, now::get, BudgetListener.NONE)
+                .target("stock:50061");
+        for (int i = 0; i < 100; i++) {
+            target.failed();
+            assertThat(target.tryAcquireRetry()).isTrue();
+        }
+        assertThat(target.tokens()).isZero();
+    }
+
+    @Test
     void targetsAreBoundedAndEachGaugeAnnouncedOnce() {
         Map<String, Integer> announced = new ConcurrentHashMap<>();
         RetryGovernor bounded = new RetryGovernor(RetryThrottling.DEFAULTS, now::get, new BudgetListener() {

@@ -92,6 +92,9 @@ public class BudgetProperties {
     /** {@code grpcops.budget.retry.*}: what a retry needs from its target on top of retry-min. */
     public static class Retry {
 
+        /** Whether the token bucket and the retry budget are enforced; when false they are only measured (the gauge still moves). */
+        private boolean enabled = true;
+
         /** gRFC A6 maxTokens: an UNAVAILABLE (or pushed-back) attempt costs 1 token, retries stop while tokens are at or below half. */
         private int maxTokens = RetryThrottling.DEFAULTS.maxTokens();
 
@@ -109,6 +112,14 @@ public class BudgetProperties {
 
         RetryThrottling toThrottling() {
             return new RetryThrottling(maxTokens, tokenRatio, budgetPercent, budgetWindow, minRetriesPerSecond);
+        }
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
 
         public int getMaxTokens() {

@@ -53,6 +53,24 @@ class BudgetAutoConfigurationTests {
     }
 
     @Test
+    void theGovernorCanBeMeasuredWithoutEnforcingIt() {
+        runner.withPropertyValues("grpcops.budget.retry.enabled=false").run(context -> {
+            var target = context.getBean(BudgetRetry.class).governor().target("stock:50061");
+            for (int i = 0; i < 10; i++) {
+                target.failed();
+            }
+            assertThat(target.tryAcquireRetry()).isTrue();
+        });
+        runner.run(context -> {
+            var target = context.getBean(BudgetRetry.class).governor().target("stock:50061");
+            for (int i = 0; i < 10; i++) {
+                target.failed();
+            }
+            assertThat(target.tryAcquireRetry()).isFalse();
+        });
+    }
+
+    @Test
     void badRetryValuesStopStartupNamingTheProperty() {
         for (String property : new String[] {"max-tokens=0", "token-ratio=0", "budget-percent=101", "budget-window=0s",
             "min-retries-per-second=-1"}) {
