@@ -23,11 +23,13 @@ public final class Budget {
     private final Deadline deadline;
     private final boolean defaulted;
     private final BudgetRules rules;
+    private final boolean arrivedAsRetry;
 
-    private Budget(Deadline deadline, boolean defaulted, BudgetRules rules) {
+    private Budget(Deadline deadline, boolean defaulted, BudgetRules rules, boolean arrivedAsRetry) {
         this.deadline = deadline;
         this.defaulted = defaulted;
         this.rules = rules;
+        this.arrivedAsRetry = arrivedAsRetry;
     }
 
     /** The budget of the call being served on this thread's context, if any. */
@@ -40,11 +42,20 @@ public final class Budget {
      * rules. A deadline further away than {@link BudgetRules#NO_DEADLINE_BEYOND} counts as none.
      */
     public static Budget arrived(Deadline callerDeadline, BudgetRules rules) {
+        return arrived(callerDeadline, rules, false);
+    }
+
+    /**
+     * As {@link #arrived(Deadline, BudgetRules)}, for a call that arrived as a retry (with
+     * {@code grpc-previous-rpc-attempts}) when {@code arrivedAsRetry}: its own downstream calls are
+     * not retried again (SPEC §11, only one hop retries).
+     */
+    public static Budget arrived(Deadline callerDeadline, BudgetRules rules, boolean arrivedAsRetry) {
         Duration callerRemaining = callerDeadline == null ? null : remainingOf(callerDeadline);
         if (rules.usesDefault(callerRemaining)) {
-            return new Budget(after(rules.defaultBudget()), true, rules);
+            return new Budget(after(rules.defaultBudget()), true, rules, arrivedAsRetry);
         }
-        return new Budget(callerDeadline, false, rules);
+        return new Budget(callerDeadline, false, rules, arrivedAsRetry);
     }
 
     /** A fresh default budget, for work that starts outside any served call. */
@@ -82,6 +93,11 @@ public final class Budget {
         return defaulted;
     }
 
+    /** True when the call arrived as a retry of an upstream hop: {@link BudgetRetry} does not retry under it. */
+    public boolean arrivedAsRetry() {
+        return arrivedAsRetry;
+    }
+
     public Deadline deadline() {
         return deadline;
     }
@@ -92,7 +108,8 @@ public final class Budget {
 
     @Override
     public String toString() {
-        return "Budget[remaining=" + remaining() + (defaulted ? ", default" : "") + "]";
+        return "Budget[remaining=" + remaining() + (defaulted ? ", default" : "")
+                + (arrivedAsRetry ? ", arrived as retry" : "") + "]";
     }
 
     private static Duration remainingOf(Deadline deadline) {

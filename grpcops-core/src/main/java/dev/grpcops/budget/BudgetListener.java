@@ -1,6 +1,7 @@
 package dev.grpcops.budget;
 
 import java.time.Duration;
+import java.util.function.DoubleSupplier;
 
 /**
  * What the budget layer tells about each call, for metrics: the seam between the rules and a
@@ -25,7 +26,27 @@ public interface BudgetListener {
     default void notSent(String method) {
     }
 
-    /** A call that failed with UNAVAILABLE was retried ({@code true}) or not, for lack of budget. */
+    /**
+     * A call that failed with UNAVAILABLE was retried ({@code true}) or not. Called by the default
+     * {@link #retryOutcome}: a listener that overrides that one does not get this.
+     */
     default void retry(boolean attempted) {
+    }
+
+    /**
+     * What became of a call to {@code target} (the channel's authority) that failed with
+     * UNAVAILABLE: attempted, refused (deadline floor), throttled (tokens or retry budget),
+     * pushback (the server said no, or its delay left too little). By default, {@link #retry}.
+     */
+    default void retryOutcome(String target, RetryOutcome outcome) {
+        retry(outcome == RetryOutcome.ATTEMPTED);
+    }
+
+    /**
+     * The retry governor tracks a new {@code target}; {@code tokens} reads its token bucket (cheap,
+     * thread-safe) for a gauge. Called once per target, and there are at most
+     * {@link RetryGovernor#MAX_TARGETS} + 1 of them.
+     */
+    default void retryTarget(String target, DoubleSupplier tokens) {
     }
 }

@@ -2,6 +2,8 @@ package dev.grpcops.budget;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -19,6 +21,7 @@ final class RecordingBudgetListener implements BudgetListener {
     final List<String> notSent = new CopyOnWriteArrayList<>();
     final AtomicInteger retriesAttempted = new AtomicInteger();
     final AtomicInteger retriesRefused = new AtomicInteger();
+    final Map<RetryOutcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
 
     @Override
     public void arrived(String method, Budget budget) {
@@ -38,5 +41,18 @@ final class RecordingBudgetListener implements BudgetListener {
     @Override
     public void retry(boolean attempted) {
         (attempted ? retriesAttempted : retriesRefused).incrementAndGet();
+    }
+
+    @Override
+    public void retryOutcome(String target, RetryOutcome outcome) {
+        outcomes.computeIfAbsent(outcome, o -> new AtomicInteger()).incrementAndGet();
+        if (outcome == RetryOutcome.ATTEMPTED || outcome == RetryOutcome.REFUSED) {
+            retry(outcome == RetryOutcome.ATTEMPTED);
+        }
+    }
+
+    int outcomes(RetryOutcome outcome) {
+        AtomicInteger count = outcomes.get(outcome);
+        return count == null ? 0 : count.get();
     }
 }

@@ -2,7 +2,9 @@ package dev.grpcops.pricing;
 
 import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
+import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.chain.ChainInput;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
@@ -17,24 +19,29 @@ import net.devh.boot.grpc.server.service.GrpcService;
 /**
  * Quote asks Stock without holding a thread while it waits. The budget library gives the Stock
  * call its deadline (remaining − reserve) or refuses to send it; either way Stock's status and
- * description come back to the caller unchanged.
+ * description come back to the caller unchanged. With {@code pricing.retry-stock} the Stock call goes
+ * through {@link BudgetRetry}: retried once on UNAVAILABLE when every rule allows, and never for a
+ * Quote that arrived as Edge's retry (only one hop retries).
  */
 @GrpcService
 class PricingService extends PricingGrpc.PricingImplBase {
 
     private final StockGrpc.StockFutureStub stock;
     private final PricingProperties properties;
+    private final BudgetRetry retry;
 
-    PricingService(StockGrpc.StockFutureStub stock, PricingProperties properties) {
+    PricingService(StockGrpc.StockFutureStub stock, PricingProperties properties, BudgetRetry retry) {
         this.stock = stock;
         this.properties = properties;
+        this.retry = retry;
     }
 
     @Override
     public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
         ChainInput.check(request);
         CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).setDelayMs(request.getDelayMs()).build();
-        Futures.addCallback(stock.check(check), new FutureCallback<>() {
+        ListenableFuture<CheckReply> reply = properties.retryStock() ? retry.call(() -> stock.check(check)) : stock.check(check);
+        Futures.addCallback(reply, new FutureCallback<>() {
             @Override
             public void onSuccess(CheckReply reply) {
                 responses.onNext(QuoteReply.newBuilder()

@@ -2,12 +2,16 @@ package dev.grpcops.budget.internal;
 
 import dev.grpcops.budget.Budget;
 import dev.grpcops.budget.BudgetListener;
+import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.budget.RetryAttempt;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.Deadline;
+import io.grpc.ForwardingClientCall;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
@@ -19,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * Hands every downstream call made while serving a call the budget minus the reserve, and does
  * not send a call the budget can no longer cover: it fails at once with
  * {@code DEADLINE_EXCEEDED}, saying what was left and what was needed. Calls made outside a
- * served call keep the caller's own options.
+ * served call keep the caller's own options. An attempt made through {@link BudgetRetry} learns its
+ * target (the channel's authority), and a retry attempt carries {@code grpc-previous-rpc-attempts}.
  */
 public final class BudgetClientInterceptor implements ClientInterceptor {
 
@@ -33,6 +38,14 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
 
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+            MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
+        Optional<RetryAttempt> attempt = RetryAttempt.current();
+        attempt.ifPresent(a -> a.sentTo(next.authority()));
+        int previousAttempts = attempt.map(RetryAttempt::previousAttempts).orElse(0);
+        return withPreviousAttempts(budgeted(method, options, next), previousAttempts);
+    }
+
+    private <ReqT, RespT> ClientCall<ReqT, RespT> budgeted(
             MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
         Optional<Budget> current = Budget.current();
         if (current.isEmpty()) {
@@ -50,6 +63,21 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         listener.handedDownstream(method.getFullMethodName(),
                 Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
         return next.newCall(method, options.withDeadline(deadline));
+    }
+
+    private static <ReqT, RespT> ClientCall<ReqT, RespT> withPreviousAttempts(
+            ClientCall<ReqT, RespT> call, int previousAttempts) {
+        if (previousAttempts <= 0 || call instanceof NotSentCall) {
+            return call;
+        }
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+            @Override
+            public void start(Listener<RespT> listener, Metadata headers) {
+                headers.discardAll(BudgetRetry.PREVIOUS_ATTEMPTS);
+                headers.put(BudgetRetry.PREVIOUS_ATTEMPTS, Integer.toString(previousAttempts));
+                super.start(listener, headers);
+            }
+        };
     }
 
     private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {

@@ -2,6 +2,7 @@ package dev.grpcops.budget.internal;
 
 import dev.grpcops.budget.Budget;
 import dev.grpcops.budget.BudgetListener;
+import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.budget.BudgetRules;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -14,7 +15,8 @@ import java.util.Set;
 /**
  * Gives every served call its budget: the caller's deadline, or the default when it sent none.
  * The budget rides in the call's {@link Context}, where the service code and
- * {@link BudgetClientInterceptor} find it.
+ * {@link BudgetClientInterceptor} find it. A call that arrived with {@code grpc-previous-rpc-attempts}
+ * (a retry of an upstream hop) gets a budget that says so: {@link BudgetRetry} does not retry under it.
  */
 public final class BudgetServerInterceptor implements ServerInterceptor {
 
@@ -39,8 +41,22 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
             return next.startCall(call, headers);
         }
         // The server has already turned the caller's grpc-timeout header into the context's deadline.
-        Budget budget = Budget.arrived(Context.current().getDeadline(), rules);
+        Budget budget = Budget.arrived(Context.current().getDeadline(), rules, arrivedAsRetry(headers));
         listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
         return Contexts.interceptCall(budget.attachTo(Context.current()), call, headers, next);
+    }
+
+    /** Any value but a plain 0 counts: a hop that cannot tell must not retry on top of another. */
+    private static boolean arrivedAsRetry(Metadata headers) {
+        Iterable<String> values = headers.getAll(BudgetRetry.PREVIOUS_ATTEMPTS);
+        if (values == null) {
+            return false;
+        }
+        for (String value : values) {
+            if (!value.trim().equals("0")) {
+                return true;
+            }
+        }
+        return false;
     }
 }

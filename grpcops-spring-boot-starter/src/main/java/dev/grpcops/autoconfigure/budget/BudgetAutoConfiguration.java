@@ -3,6 +3,8 @@ package dev.grpcops.autoconfigure.budget;
 import dev.grpcops.budget.BudgetListener;
 import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.budget.RetryGovernor;
+import dev.grpcops.budget.RetryThrottling;
 import dev.grpcops.budget.internal.BudgetClientInterceptor;
 import dev.grpcops.budget.internal.BudgetServerInterceptor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,8 +46,19 @@ public class BudgetAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    BudgetRetry budgetRetry(BudgetRules rules, BudgetListener listener) {
-        return new BudgetRetry(rules, listener);
+    RetryThrottling retryThrottling(BudgetProperties properties) {
+        return properties.getRetry().toThrottling();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    BudgetRetry budgetRetry(BudgetRules rules, RetryThrottling throttling, BudgetListener listener,
+            BudgetProperties properties) {
+        if (!properties.getRetry().isEnabled()) {
+            return new BudgetRetry(rules, RetryGovernor.notEnforcing(throttling, System::nanoTime, listener), listener,
+                    BudgetRetry.sharedScheduler());
+        }
+        return new BudgetRetry(rules, throttling, listener);
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -2,18 +2,23 @@ package dev.grpcops.autoconfigure.budget;
 
 import dev.grpcops.budget.Budget;
 import dev.grpcops.budget.BudgetListener;
+import dev.grpcops.budget.RetryOutcome;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.DoubleSupplier;
 
 /**
  * The budget's own metrics (SPEC §8), in Micrometer. Prometheus names:
  * {@code grpc_budget_remaining_seconds}, {@code grpc_budget_downstream_seconds},
  * {@code grpc_budget_default_applied_total}, {@code grpc_budget_insufficient_total},
- * {@code grpc_budget_retries_total{outcome}}. Each meter is built once, on first use, and reused:
+ * {@code grpc_budget_retries_total{outcome}} (attempted, refused, throttled, pushback) and
+ * {@code grpc_retry_tokens{target}} (the retry governor's bucket per target, at most 65). Each meter is built once, on first use, and reused:
  * a call costs map look-ups and the recording itself. Method tags come from the server's own
  * method descriptors and the channels' calls, so they are bounded by what the service serves and calls.
  */
@@ -32,13 +37,13 @@ final class MicrometerBudgetListener implements BudgetListener {
     private final Map<String, Counter> defaulted = new ConcurrentHashMap<>();
     private final Map<String, Timer> downstream = new ConcurrentHashMap<>();
     private final Map<String, Counter> notSent = new ConcurrentHashMap<>();
-    private final Counter retriesAttempted;
-    private final Counter retriesRefused;
+    private final Map<RetryOutcome, Counter> retries = new EnumMap<>(RetryOutcome.class);
 
     MicrometerBudgetListener(MeterRegistry registry) {
         this.registry = registry;
-        this.retriesAttempted = retries("attempted");
-        this.retriesRefused = retries("refused");
+        for (RetryOutcome outcome : RetryOutcome.values()) {
+            retries.put(outcome, retries(outcome.label()));
+        }
     }
 
     @Override
@@ -69,12 +74,26 @@ final class MicrometerBudgetListener implements BudgetListener {
 
     @Override
     public void retry(boolean attempted) {
-        (attempted ? retriesAttempted : retriesRefused).increment();
+        retries.get(attempted ? RetryOutcome.ATTEMPTED : RetryOutcome.REFUSED).increment();
+    }
+
+    @Override
+    public void retryOutcome(String target, RetryOutcome outcome) {
+        retries.get(outcome).increment();
+    }
+
+    @Override
+    public void retryTarget(String target, DoubleSupplier tokens) {
+        Gauge.builder("grpc.retry.tokens", tokens, DoubleSupplier::getAsDouble)
+                .description("Tokens in the retry governor's bucket for a downstream target (retries stop at half)")
+                .tag("target", target)
+                .strongReference(true)
+                .register(registry);
     }
 
     private Counter retries(String outcome) {
         return Counter.builder("grpc.budget.retries")
-                .description("Retries of calls that failed with UNAVAILABLE, attempted or refused for lack of budget")
+                .description("Calls that failed with UNAVAILABLE: retried (attempted) or not, and why")
                 .tag("outcome", outcome)
                 .register(registry);
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.grpcops.budget.BudgetListener;
 import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.budget.RetryThrottling;
 import dev.grpcops.budget.internal.BudgetClientInterceptor;
 import dev.grpcops.budget.internal.BudgetServerInterceptor;
 import java.time.Duration;
@@ -38,6 +39,45 @@ class BudgetAutoConfigurationTests {
                 "grpcops.budget.min-downstream=100ms", "grpcops.budget.retry-min=1s").run(context ->
                 assertThat(context.getBean(BudgetRules.class)).isEqualTo(new BudgetRules(
                         Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofSeconds(1))));
+    }
+
+    @Test
+    void retryGovernorDefaultsAreSpec11AndPropertiesOverrideThem() {
+        runner.run(context -> assertThat(context.getBean(RetryThrottling.class)).isEqualTo(RetryThrottling.DEFAULTS)
+                .isEqualTo(new RetryThrottling(10, 0.1, 10, Duration.ofSeconds(10), 1)));
+        runner.withPropertyValues("grpcops.budget.retry.max-tokens=20", "grpcops.budget.retry.token-ratio=0.5",
+                "grpcops.budget.retry.budget-percent=20", "grpcops.budget.retry.budget-window=30s",
+                "grpcops.budget.retry.min-retries-per-second=10").run(context ->
+                assertThat(context.getBean(RetryThrottling.class))
+                        .isEqualTo(new RetryThrottling(20, 0.5, 20, Duration.ofSeconds(30), 10)));
+    }
+
+    @Test
+    void theGovernorCanBeMeasuredWithoutEnforcingIt() {
+        runner.withPropertyValues("grpcops.budget.retry.enabled=false").run(context -> {
+            var target = context.getBean(BudgetRetry.class).governor().target("stock:50061");
+            for (int i = 0; i < 10; i++) {
+                target.failed();
+            }
+            assertThat(target.tryAcquireRetry()).isTrue();
+        });
+        runner.run(context -> {
+            var target = context.getBean(BudgetRetry.class).governor().target("stock:50061");
+            for (int i = 0; i < 10; i++) {
+                target.failed();
+            }
+            assertThat(target.tryAcquireRetry()).isFalse();
+        });
+    }
+
+    @Test
+    void badRetryValuesStopStartupNamingTheProperty() {
+        for (String property : new String[] {"max-tokens=0", "token-ratio=0", "budget-percent=101", "budget-window=0s",
+            "min-retries-per-second=-1"}) {
+            runner.withPropertyValues("grpcops.budget.retry." + property).run(context ->
+                    assertThat(context).getFailure().rootCause()
+                            .hasMessageContaining("grpcops.budget.retry." + property.substring(0, property.indexOf('='))));
+        }
     }
 
     @Test

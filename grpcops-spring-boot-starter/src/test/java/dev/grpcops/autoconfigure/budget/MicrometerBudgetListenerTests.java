@@ -39,6 +39,23 @@ class MicrometerBudgetListenerTests {
         assertThat(registry.get("grpc.budget.retries").tag("outcome", "refused").counter().count()).isEqualTo(2);
     }
 
+    @Test
+    void recordsTheGovernorsOutcomesAndTokens() {
+        listener.retryOutcome("stock:50061", dev.grpcops.budget.RetryOutcome.THROTTLED);
+        listener.retryOutcome("stock:50061", dev.grpcops.budget.RetryOutcome.THROTTLED);
+        listener.retryOutcome("stock:50061", dev.grpcops.budget.RetryOutcome.PUSHBACK);
+        listener.retryOutcome("stock:50061", dev.grpcops.budget.RetryOutcome.ATTEMPTED);
+        double[] tokens = {10};
+        listener.retryTarget("stock:50061", () -> tokens[0]);
+        tokens[0] = 4.5;
+
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "throttled").counter().count()).isEqualTo(2);
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "pushback").counter().count()).isEqualTo(1);
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "attempted").counter().count()).isEqualTo(1);
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "refused").counter().count()).isZero();
+        assertThat(registry.get("grpc.retry.tokens").tag("target", "stock:50061").gauge().value()).isEqualTo(4.5);
+    }
+
     /**
      * Meters are built once and reused: building one per call (builder, tags, id, registry look-up)
      * allocates hundreds of bytes each time, which is what a hot path must not do.
