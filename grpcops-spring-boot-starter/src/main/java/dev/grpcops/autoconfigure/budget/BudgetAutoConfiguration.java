@@ -25,9 +25,10 @@ import org.springframework.context.annotation.Configuration;
  * Deadline budgets for a net.devh gRPC service: the server half (every served call gets a budget)
  * switches on with the server starter, the client half (every downstream call is held to it) with
  * the client starter. Every bean backs off when the application defines its own.
+ * {@code grpcops.budget.enabled=false} switches off the two halves, not {@link BudgetRetry}: code that
+ * retries through it keeps working, under a fresh default budget per call.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
-@ConditionalOnProperty(prefix = "grpcops.budget", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(BudgetProperties.class)
 public class BudgetAutoConfiguration {
 
@@ -63,6 +64,7 @@ public class BudgetAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(GrpcGlobalServerInterceptor.class)
+    @ConditionalOnProperty(prefix = "grpcops.budget", name = "enabled", matchIfMissing = true)
     static class ServerSide {
 
         @Bean
@@ -76,6 +78,7 @@ public class BudgetAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(GrpcGlobalClientInterceptor.class)
+    @ConditionalOnProperty(prefix = "grpcops.budget", name = "enabled", matchIfMissing = true)
     static class ClientSide {
 
         @Bean

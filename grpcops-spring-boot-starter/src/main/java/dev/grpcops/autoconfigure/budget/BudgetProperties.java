@@ -12,7 +12,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("grpcops.budget")
 public class BudgetProperties {
 
-    /** Whether served calls get a budget and downstream calls are held to it. */
+    /** Whether served calls get a budget and downstream calls are held to it (BudgetRetry stays either way). */
     private boolean enabled = true;
 
     /** What a hop keeps for itself: a downstream call's deadline is the remaining budget minus this. */

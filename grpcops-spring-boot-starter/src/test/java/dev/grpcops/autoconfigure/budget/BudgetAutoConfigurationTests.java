@@ -100,9 +100,11 @@ class BudgetAutoConfigurationTests {
     }
 
     @Test
-    void canBeSwitchedOff() {
+    void canBeSwitchedOffWithoutBreakingCodeThatRetriesThroughIt() {
         runner.withPropertyValues("grpcops.budget.enabled=false").run(context ->
-                assertThat(context).doesNotHaveBean(BudgetRules.class).doesNotHaveBean(BudgetServerInterceptor.class));
+                assertThat(context).doesNotHaveBean(BudgetServerInterceptor.class)
+                        .doesNotHaveBean(BudgetClientInterceptor.class)
+                        .hasSingleBean(BudgetRetry.class));
     }
 
     @Test
