@@ -1,0 +1,531 @@
+#!/usr/bin/env bash
+# The chain's throughput against the same chain written by hand in plain grpc-java (SPEC §12),
+# side by side in one run on this machine:
+#
+#   scripts/bench.sh [--duration 20s] [--warmup 10s] [--concurrency 64] [--skus 3] [--out FILE]
+#                    [--connections 8] [--rounds 1] [--only a,b,c] [--build]
+#
+# Contenders, one after another, each as three processes on loopback:
+#   (a) the hand-written chain (bench/, plain grpc-java, direct executors)   ports 52071-52073
+#   (b) the suite (stock-service, pricing-service, edge-service jars)        ports 52061-52063 (+ management 52064-52066)
+#   (c) the suite with the budget layer off (--grpcops.budget.enabled=false)
+#   (d) the suite with admission on: a hook, see ADMISSION_ARGS below
+# For each: start, wait until it answers (bounded), warm up, drive Edge/Checkout with
+# {"skus":["a","b","c"]} (delay 0) at a fixed concurrency, measure Checkouts/s, p50/p99 and the CPU
+# seconds the three processes spent per 1000 Checkouts (utime+stime from /proc/<pid>/stat), stop.
+# Prints a Markdown table (and writes it to FILE with --out). The ratios are the result: absolute
+# numbers vary by machine.
+#
+# Load driver: `grpcops load` (cli/target/grpcops-cli.jar) when the CLI has it, else h2load (which
+# reads HTTP status only, not grpc-status; the output says so).
+#
+# Options:
+#   --duration D     measured period (default 20s; N, Ns or Nm)
+#   --warmup D       warm-up before it, same load (default 10s)
+#   --concurrency N  Checkouts in flight at once (default 64)
+#   --connections N  connections to Edge the calls are spread over (default 8)
+#   --skus N         SKUs per Checkout (default 3: a, b, c)
+#   --out FILE       also write the report to FILE
+#   --rounds N       run the contenders N times, interleaved (a b c a b c ...), and report the
+#                    median of each number: steadier on a machine others use (default 1)
+#   --only LIST      run only these contenders, e.g. --only a,b (default: all that are configured)
+#   --build          rebuild the jars even if they exist (default: build only what is missing)
+# Environment:
+#   BENCH_JAVA_OPTS       JVM options for all nine server processes (default: none)
+#   BENCH_START_TIMEOUT   seconds a contender may take to answer after start (default 300)
+#   BENCH_DRIVER          force the load driver: grpcops | h2load
+#   BENCH_KEEP_LOGS=1     keep the run's logs and driver output (kept anyway when a contender fails)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+# ---------------------------------------------------------------------------------------------
+# (d) Hook for the fair-admission issue: the suite with admission on. Put the properties that
+# switch admission on here (e.g. ADMISSION_ARGS=(--grpcops.admission.enabled=true)); while the
+# array is empty, (d) is listed as "not run".
+ADMISSION_ARGS=()
+# (e) the suite with other arguments, to measure what one setting costs or buys in the same run:
+# BENCH_VARIANT='--grpc.metricsA66Enabled=true --grpcops.server.direct-executor=false' scripts/bench.sh
+read -r -a VARIANT_ARGS <<<"${BENCH_VARIANT:-}"
+# ---------------------------------------------------------------------------------------------
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+die() { echo "bench: $*" >&2; exit 2; }
+
+seconds_of() { # 20s | 20 | 1m -> whole seconds
+  local v=$1
+  case "$v" in
+    *[!0-9smh]* | "" ) return 1 ;;
+  esac
+  if [[ $v =~ ^([0-9]+)s?$ ]]; then echo "${BASH_REMATCH[1]}"
+  elif [[ $v =~ ^([0-9]+)m$ ]]; then echo $(( BASH_REMATCH[1] * 60 ))
+  else return 1
+  fi
+}
+
+DURATION=20 WARMUP=10 CONCURRENCY=64 CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false
+COMMAND="scripts/bench.sh"
+for a in "$@"; do
+  if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then COMMAND+=" $a"; else COMMAND+=" $(printf '%q' "$a")"; fi
+done
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) [ $# -ge 2 ] || die "--duration needs a value"; DURATION=$(seconds_of "$2") || die "--duration: not a duration: $2 (e.g. 20s)"; shift 2 ;;
+    --warmup) [ $# -ge 2 ] || die "--warmup needs a value"; WARMUP=$(seconds_of "$2") || die "--warmup: not a duration: $2 (e.g. 10s)"; shift 2 ;;
+    --concurrency) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--concurrency needs a positive number"; CONCURRENCY=$2; shift 2 ;;
+    --rounds) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--rounds needs a positive number"; ROUNDS=$2; shift 2 ;;
+    --connections) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--connections needs a positive number"; CONNECTIONS=$2; shift 2 ;;
+    --skus) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] && [ "$2" -le 100 ] || die "--skus needs a number 1-100"; SKUS=$2; shift 2 ;;
+    --out) [ -n "${2:-}" ] || die "--out needs a file"; OUT=$2; shift 2 ;;
+    --only) [[ ${2:-} =~ ^[abcde](,[abcde])*$ ]] || die "--only needs a list like a,b,c"; ONLY=$2; shift 2 ;;
+    --build) FORCE_BUILD=true; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+  esac
+done
+[ "$DURATION" -ge 1 ] || die "--duration must be at least 1s"
+command -v python3 >/dev/null || die "python3 is needed to compute the results"
+
+# ----------------------------------------------------------------------------- build
+CLI_JAR=cli/target/grpcops-cli.jar
+BENCH_JAR=bench/target/grpcops-bench.jar
+JARS=(stock-service/target/stock-service.jar pricing-service/target/pricing-service.jar
+      edge-service/target/edge-service.jar "$CLI_JAR" "$BENCH_JAR")
+need_build=$FORCE_BUILD
+for j in "${JARS[@]}"; do [ -f "$j" ] || need_build=true; done
+if $need_build; then
+  echo "bench: building the jars (mvn package -DskipTests) ..." >&2
+  mvn -B -q -ntp package -DskipTests -pl stock-service,pricing-service,edge-service,cli,bench -am >&2
+fi
+
+# ----------------------------------------------------------------------------- load driver
+if [ -n "${BENCH_DRIVER:-}" ]; then
+  DRIVER=$BENCH_DRIVER
+elif java -jar "$CLI_JAR" load --help 2>&1 | grep -q -- '--concurrency'; then
+  DRIVER=grpcops
+else
+  DRIVER=h2load
+fi
+case "$DRIVER" in
+  grpcops) ;;
+  h2load) command -v h2load >/dev/null || die "no load driver: the CLI has no 'load' command yet and h2load is not installed" ;;
+  *) die "BENCH_DRIVER must be grpcops or h2load" ;;
+esac
+
+# ----------------------------------------------------------------------------- the request
+SKU_LIST=()
+for ((i = 0; i < SKUS; i++)); do
+  if [ $i -lt 26 ]; then SKU_LIST+=("$(printf "\\x$(printf %x $((97 + i)))")"); else SKU_LIST+=("sku$i"); fi
+done
+DATA=$(python3 -c 'import json,sys; print(json.dumps({"skus": sys.argv[1:]}, separators=(",", ":")))' "${SKU_LIST[@]}")
+
+RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/grpcops-bench.XXXXXX")
+# h2load sends raw bytes: one length-prefixed gRPC message (0x00, 4-byte big-endian length,
+# the CheckoutRequest: field 1 (skus) is tag 0x0a, length, UTF-8 bytes).
+python3 - "$RUN_DIR/body.bin" "${SKU_LIST[@]}" <<'PY'
+import struct, sys
+msg = b"".join(b"\x0a" + bytes([len(s.encode())]) + s.encode() for s in sys.argv[2:])
+open(sys.argv[1], "wb").write(b"\x00" + struct.pack(">I", len(msg)) + msg)
+PY
+
+# ----------------------------------------------------------------------------- processes
+PIDS=()          # every process of the contender currently running
+SAMPLER_PID=""
+DRIVER_PID=""
+stop_pids() {    # SIGTERM, up to 20 s, then SIGKILL
+  local p alive
+  [ ${#PIDS[@]} -gt 0 ] || return 0
+  kill -TERM "${PIDS[@]}" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    alive=false
+    for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=true; done
+    $alive || break
+    sleep 0.2
+  done
+  for p in "${PIDS[@]}"; do
+    if kill -0 "$p" 2>/dev/null; then
+      echo "bench: pid $p did not stop within 20 s of SIGTERM: SIGKILL" >&2
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+  done
+  wait "${PIDS[@]}" 2>/dev/null || true
+  PIDS=()
+}
+cleanup() {
+  local rc=$?
+  trap - INT TERM EXIT
+  [ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2>/dev/null || true
+  [ -n "$DRIVER_PID" ] && kill "$DRIVER_PID" 2>/dev/null || true
+  stop_pids
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo; echo "bench: interrupted, stopping everything" >&2; exit 130' INT TERM
+
+port_in_use() { (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start() { # name logfile command...
+  local name=$1 log=$2; shift 2
+  "$@" >"$log" 2>&1 &
+  PIDS+=($!)
+  echo "bench:   started $name (pid $!), log $log" >&2
+}
+
+# Waits until every started process answers; on failure says why and returns 1.
+await_hand_written() {
+  local timeout=${BENCH_START_TIMEOUT:-300}
+  java -jar "$BENCH_JAR" await "$timeout" stock=127.0.0.1:52071 pricing=127.0.0.1:52072 edge=127.0.0.1:52073 >&2
+}
+await_suite() { # grpc ports: stock pricing edge
+  local timeout=${BENCH_START_TIMEOUT:-300} end=$((SECONDS + ${BENCH_START_TIMEOUT:-300}))
+  local names=(chain.v1.Stock chain.v1.Pricing chain.v1.Edge) ports=("$@") i p
+  for i in 0 1 2; do
+    until java -jar "$CLI_JAR" probe "127.0.0.1:${ports[$i]}" --service "${names[$i]}" >/dev/null 2>&1; do
+      for p in "${PIDS[@]}"; do
+        kill -0 "$p" 2>/dev/null || { echo "bench: pid $p exited before it answered a health check" >&2; return 1; }
+      done
+      if [ $SECONDS -ge $end ]; then
+        echo "bench: ${names[$i]} on 127.0.0.1:${ports[$i]} not SERVING within ${timeout} s" >&2
+        return 1
+      fi
+      sleep 1
+    done
+    echo "bench: ${names[$i]} on 127.0.0.1:${ports[$i]} SERVING" >&2
+  done
+  # And one real Checkout through all three hops, every line available.
+  java -jar "$BENCH_JAR" await 30 "edge=127.0.0.1:${ports[2]}" >&2
+}
+
+# Busy ticks of the whole machine (every process, every core): user nice system irq softirq steal.
+machine_ticks() {
+  local _cpu u n s idle iow irq sirq steal _rest
+  read -r _cpu u n s idle iow irq sirq steal _rest </proc/stat
+  echo $((u + n + s + irq + sirq + steal))
+}
+# Every 0.2 s: "<epoch seconds> <ticks of pid1> <ticks of pid2> ... <machine busy ticks>",
+# "-" for a pid that is gone.
+sample_cpu() {
+  local out=$1 line p; shift
+  local f
+  while :; do
+    line=$EPOCHREALTIME
+    for p in "$@"; do
+      if read -r -a f 2>/dev/null <"/proc/$p/stat"; then line+=" $((f[13] + f[14]))"; else line+=" -"; fi
+    done
+    echo "$line $(machine_ticks)" >>"$out"
+    sleep 0.2
+  done
+}
+
+# Runs the driver against 127.0.0.1:$1 for WARMUP + DURATION while sampling CPU; writes
+# $dir/result.json. $2 = directory, $3.. = server pids (stock pricing edge).
+drive() {
+  local port=$1 dir=$2; shift 2
+  local servers=("$@") c m rc=0
+  if [ "$DRIVER" = grpcops ]; then
+    java -jar "$CLI_JAR" load "127.0.0.1:$port" --method chain.v1.Edge/Checkout --data "$DATA" \
+      --concurrency "$CONCURRENCY" --connections "$CONNECTIONS" --duration "${DURATION}s" --warmup "${WARMUP}s" --json \
+      >"$dir/driver.out" 2>"$dir/driver.err" &
+  else
+    c=$(( CONCURRENCY < CONNECTIONS ? CONCURRENCY : CONNECTIONS ))
+    m=$(( (CONCURRENCY + c - 1) / c ))
+    local warm=()
+    [ "$WARMUP" -gt 0 ] && warm=(--warm-up-time "$WARMUP")
+    h2load -D "$DURATION" "${warm[@]}" -c "$c" -m "$m" \
+      -H 'content-type: application/grpc' -H 'te: trailers' -d "$RUN_DIR/body.bin" \
+      --log-file "$dir/requests.log" "http://127.0.0.1:$port/chain.v1.Edge/Checkout" \
+      >"$dir/driver.out" 2>"$dir/driver.err" &
+  fi
+  DRIVER_PID=$!
+  sample_cpu "$dir/cpu.samples" "${servers[@]}" "$DRIVER_PID" &
+  SAMPLER_PID=$!
+  wait "$DRIVER_PID" || rc=$?
+  local t_end=$EPOCHREALTIME
+  kill "$SAMPLER_PID" 2>/dev/null || true
+  wait "$SAMPLER_PID" 2>/dev/null || true
+  SAMPLER_PID=""
+  DRIVER_PID=""
+  local final=$t_end p f
+  for p in "${servers[@]}"; do
+    if read -r -a f 2>/dev/null <"/proc/$p/stat"; then final+=" $((f[13] + f[14]))"; else final+=" -"; fi
+  done
+  echo "$final - $(machine_ticks)" >>"$dir/cpu.samples"
+  if [ $rc -ne 0 ]; then
+    echo "bench: the load driver failed (exit $rc); see $dir/driver.err" >&2
+    tail -5 "$dir/driver.err" >&2 || true
+    return 1
+  fi
+  python3 - "$DRIVER" "$dir" "$DURATION" "$(getconf CLK_TCK)" "$t_end" <<'PY'
+import json, sys
+driver, d, duration, hz, t_end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+
+status = {}
+if driver == "grpcops":
+    out = json.load(open(f"{d}/driver.out"))
+    # The measured period as the driver saw it (after the warm-up, up to the end of its last call).
+    duration = float(out.get("duration_s") or duration)
+    completed = int(out["completed"])
+    throughput = float(out["throughput_per_s"])
+    p50, p99 = float(out["latency_ms"]["p50"]), float(out["latency_ms"]["p99"])
+    status = out.get("status", {})
+else:
+    lat = []
+    http = {}
+    for line in open(f"{d}/requests.log"):
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        http[parts[1]] = http.get(parts[1], 0) + 1
+        if parts[1] == "200":
+            lat.append(int(parts[2]) / 1000.0)
+    lat.sort()
+    pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
+    completed = len(lat)
+    throughput = completed / duration
+    p50, p99 = pct(0.50), pct(0.99)
+    status = {("HTTP " + k): v for k, v in http.items()}
+# CPU: the three servers' (and the driver's) ticks over the measured period,
+# taken as the `duration` seconds before the driver exited (it exits right after its last call).
+rows = []
+for line in open(f"{d}/cpu.samples"):
+    parts = line.split()
+    rows.append((float(parts[0]), [None if x == "-" else int(x) for x in parts[1:]]))
+n = len(rows[0][1])
+for i in range(n):  # a column that ended (the driver exits first) keeps its last value
+    last = None
+    for t, v in rows:
+        if v[i] is None:
+            v[i] = last
+        last = v[i]
+t_start = t_end - duration
+def at(t, i):
+    prev = None
+    for ts, v in rows:
+        if v[i] is None:
+            continue
+        if ts >= t:
+            if prev is None:
+                return v[i]
+            (pt, pv) = prev
+            return pv + (v[i] - pv) * (t - pt) / (ts - pt) if ts > pt else v[i]
+        prev = (ts, v[i])
+    return prev[1] if prev else 0
+cpu = [max(0.0, (at(t_end, i) - at(t_start, i)) / hz) for i in range(n)]
+
+per_k = lambda s: s / completed * 1000 if completed else float("nan")
+json.dump({
+    "completed": completed, "throughput": throughput, "p50": p50, "p99": p99, "status": status,
+    "cpu_s": sum(cpu[:3]), "cpu_per_1000": per_k(sum(cpu[:3])),
+    "cpu_per_1000_by_process": {"stock": per_k(cpu[0]), "pricing": per_k(cpu[1]), "edge": per_k(cpu[2]),
+                                "driver": per_k(cpu[3])},
+    "cores_busy": {"stock": cpu[0] / duration, "pricing": cpu[1] / duration, "edge": cpu[2] / duration,
+                   "driver": cpu[3] / duration,
+                   # everything else on the machine: colleagues, builds, the JVMs' neighbours
+                   "others": max(0.0, cpu[4] - sum(cpu[:4])) / duration},
+}, open(f"{d}/result.json", "w"))
+PY
+}
+
+# ----------------------------------------------------------------------------- contenders
+SUITE_COMMON=(--grpc.server.address=127.0.0.1 --management.server.address=127.0.0.1
+              --grpcops.shutdown.drain-delay=0s)
+run_suite() { # dir extra-args...
+  local dir=$1; shift
+  local s=52061 p=52062 e=52063
+  start stock "$dir/stock.log" java ${BENCH_JAVA_OPTS:-} -jar stock-service/target/stock-service.jar \
+    --grpc.server.port=$s --management.server.port=52064 "${SUITE_COMMON[@]}" "$@"
+  start pricing "$dir/pricing.log" java ${BENCH_JAVA_OPTS:-} -jar pricing-service/target/pricing-service.jar \
+    --grpc.server.port=$p --management.server.port=52065 --grpc.client.stock.address=static://127.0.0.1:$s \
+    "${SUITE_COMMON[@]}" "$@"
+  start edge "$dir/edge.log" java ${BENCH_JAVA_OPTS:-} -jar edge-service/target/edge-service.jar \
+    --grpc.server.port=$e --management.server.port=52066 --grpc.client.pricing.address=static://127.0.0.1:$p \
+    "${SUITE_COMMON[@]}" "$@"
+  await_suite $s $p $e || return 1
+  drive $e "$dir" "${PIDS[@]}"
+}
+run_hand_written() { # dir
+  local dir=$1
+  start stock "$dir/stock.log" java ${BENCH_JAVA_OPTS:-} -jar "$BENCH_JAR" stock 52071
+  start pricing "$dir/pricing.log" java ${BENCH_JAVA_OPTS:-} -jar "$BENCH_JAR" pricing 52072 127.0.0.1:52071
+  start edge "$dir/edge.log" java ${BENCH_JAVA_OPTS:-} -jar "$BENCH_JAR" edge 52073 127.0.0.1:52072
+  await_hand_written || return 1
+  drive 52073 "$dir" "${PIDS[@]}"
+}
+contender_ports() {
+  case "$1" in a) echo 52071 52072 52073 ;; *) echo 52061 52062 52063 52064 52065 52066 ;; esac
+}
+contender_name() {
+  case "$1" in
+    a) echo "(a) hand-written grpc-java" ;;
+    b) echo "(b) suite" ;;
+    c) echo "(c) suite, budget layer off" ;;
+    d) echo "(d) suite, admission on" ;;
+    e) echo "(e) suite with ${VARIANT_ARGS[*]}" ;;
+  esac
+}
+run_contender() { # id dir
+  local id=$1 dir=$2 port
+  mkdir -p "$dir"
+  for port in $(contender_ports "$id"); do
+    if port_in_use "$port"; then
+      echo "bench: port 127.0.0.1:$port is in use; stop whatever listens there" >&2
+      return 1
+    fi
+  done
+  case "$id" in
+    a) run_hand_written "$dir" ;;
+    b) run_suite "$dir" ;;
+    c) run_suite "$dir" --grpcops.budget.enabled=false ;;
+    d) run_suite "$dir" "${ADMISSION_ARGS[@]}" ;;
+    e) run_suite "$dir" "${VARIANT_ARGS[@]}" ;;
+  esac
+}
+
+CONTENDERS=(a b c d e)
+[ -n "$ONLY" ] && IFS=, read -r -a CONTENDERS <<<"$ONLY"
+
+LOAD_BEFORE=$(uptime)
+JAVA_VERSION=$(java -version 2>&1 | head -1)
+CPU_MODEL=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || echo unknown)
+STARTED_AT=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+echo "bench: $(nproc) CPUs, ${CPU_MODEL}; load average ${LOAD_BEFORE##*load average: }; driver $DRIVER; logs in $RUN_DIR" >&2
+
+failed=()
+for ((round = 1; round <= ROUNDS; round++)); do
+  for id in "${CONTENDERS[@]}"; do
+    if { [ "$id" = d ] && [ ${#ADMISSION_ARGS[@]} -eq 0 ]; } || { [ "$id" = e ] && [ ${#VARIANT_ARGS[@]} -eq 0 ]; }; then
+      continue
+    fi
+    [[ " ${failed[*]} " == *" $id "* ]] && continue # failed once: not again
+    dir="$RUN_DIR/$id/round-$round"
+    echo "bench: $(contender_name "$id"), round $round of $ROUNDS: warm-up ${WARMUP} s, then ${DURATION} s at concurrency $CONCURRENCY" >&2
+    if ! run_contender "$id" "$dir"; then
+      failed+=("$id")
+      # Spring Boot's failure analysis says best why a service did not start.
+      for f in "$dir"/{stock,pricing,edge}.log; do
+        [ -f "$f" ] || continue
+        reason=$(sed -n '/^Description:/,/^Action:/p' "$f" | sed '1d;$d' | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
+        [ -n "$reason" ] && echo "$(basename "$f" .log) did not start: $reason" >>"$RUN_DIR/$id/failure.txt"
+      done
+      echo "bench: $(contender_name "$id") FAILED; logs in $dir" >&2
+      for f in "$dir"/{stock,pricing,edge}.log; do
+        [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -15 "$f" >&2; }
+      done
+    fi
+    stop_pids
+  done
+done
+LOAD_AFTER=$(uptime)
+
+# ----------------------------------------------------------------------------- report
+REPORT=$(python3 - "$RUN_DIR" "$DRIVER" "${CONTENDERS[*]}" "${#ADMISSION_ARGS[@]}" "${VARIANT_ARGS[*]}" <<'PY'
+import json, os, sys
+run_dir, driver, ids, admission, variant = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), sys.argv[5]
+names = {"a": "(a) hand-written grpc-java", "b": "(b) suite", "c": "(c) suite, budget layer off",
+         "d": "(d) suite, admission on", "e": f"(e) suite with `{variant}`"}
+import glob, statistics
+def median_of(results):
+    """Each number the median over the rounds (the only round, when there was one)."""
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    out = {}
+    for k, v in first.items():
+        if isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values()):
+            out[k] = {kk: statistics.median(r[k][kk] for r in results) for kk in v}
+        elif isinstance(v, (int, float)):
+            out[k] = statistics.median(r[k] for r in results)
+        else:
+            out[k] = v
+    # Calls that were not OK: summed over every round.
+    out["status"] = {}
+    for r in results:
+        for code, n in r["status"].items():
+            out["status"][code] = out["status"].get(code, 0) + n
+    return out
+res = {}
+for i in ids:
+    rounds = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(run_dir, i, "round-*", "result.json")))]
+    if rounds:
+        res[i] = median_of(rounds)
+base = res.get("a", {}).get("throughput")
+out = []
+out.append("| contender | Checkouts/s | p50 ms | p99 ms | CPU s / 1000 Checkouts | ratio to (a) |")
+out.append("|---|---:|---:|---:|---:|---:|")
+for i in ["a", "b", "c", "d", "e"]:
+    if i not in ids or (i == "e" and not variant):
+        continue
+    if i == "d" and admission == 0:
+        out.append(f"| {names[i]} | — | — | — | — | not run (hook: ADMISSION_ARGS in scripts/bench.sh) |")
+        continue
+    r = res.get(i)
+    if r is None:
+        why = os.path.join(run_dir, i, "failure.txt")
+        why = open(why).read().strip().replace("\n", "; ").replace("|", "/") if os.path.exists(why) else "see the logs"
+        out.append(f"| {names[i]} | FAILED: {why} | | | | |")
+        continue
+    ratio = f"{r['throughput'] / base:.2f}" if base else "—"
+    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {ratio} |")
+out.append("")
+out.append("Where the CPU went: CPU s / 1000 Checkouts (cores kept busy) during the measured period; the last column is")
+out.append("every other process on the machine, in cores: well above 0, neighbours competed with the run.")
+out.append("")
+out.append("| contender | Stock | Pricing | Edge | load driver | others |")
+out.append("|---|---:|---:|---:|---:|---:|")
+for i in ["a", "b", "c", "d", "e"]:
+    r = res.get(i)
+    if r is None:
+        continue
+    k, c = r["cpu_per_1000_by_process"], r["cores_busy"]
+    cell = lambda n: f"{k[n]:.2f} ({c[n]:.2f})"
+    out.append(f"| {names[i]} | {cell('stock')} | {cell('pricing')} | {cell('edge')} | {cell('driver')} | {c.get('others', 0):.2f} |")
+notes = []
+for i in ["a", "b", "c", "d", "e"]:
+    r = res.get(i)
+    if r is None:
+        continue
+    bad = {k: v for k, v in r["status"].items() if k not in ("OK", "HTTP 200")}
+    if bad:
+        notes.append(f"- {names[i]}: calls not OK: {json.dumps(bad)}")
+if notes:
+    out.append("")
+    out.extend(notes)
+print("\n".join(out))
+PY
+)
+
+H2_C=$(( CONCURRENCY < CONNECTIONS ? CONCURRENCY : CONNECTIONS ))
+if [ "$DRIVER" = h2load ]; then
+  DRIVER_LINE="h2load ($(h2load --version | head -1)), $H2_C connections × $(( (CONCURRENCY + H2_C - 1) / H2_C )) streams. **h2load reads HTTP status only, not grpc-status: a Checkout that ended with a gRPC error still counts as completed.** \`grpcops load\` replaces it once the CLI has it."
+else
+  DRIVER_LINE="\`grpcops load\` (cli/target/grpcops-cli.jar), closed loop: $CONCURRENCY calls always outstanding over $CONNECTIONS connections"
+fi
+{
+  echo "## grpcops bench, $STARTED_AT"
+  echo
+  echo "- command: \`$COMMAND\`"
+  echo "- machine: $(nproc) CPUs (nproc), ${CPU_MODEL}; $(awk '/MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo)"
+  echo "- load average before the run: ${LOAD_BEFORE##*load average: } (1, 5, 15 min); after: ${LOAD_AFTER##*load average: }"
+  echo "- java: $JAVA_VERSION${BENCH_JAVA_OPTS:+, options: $BENCH_JAVA_OPTS}"
+  echo "- load: chain.v1.Edge/Checkout \`$DATA\` (delay_ms 0, no deadline: every hop uses the 2 s default budget), warm-up ${WARMUP} s, measured ${DURATION} s, one contender after another$( [ "$ROUNDS" -gt 1 ] && echo "; $ROUNDS rounds interleaved, each number the median over the rounds")"
+  echo "- driver: $DRIVER_LINE"
+  echo "- CPU: utime+stime of the three server processes (/proc/<pid>/stat, sampled every 0.2 s) over the measured period, per 1000 completed Checkouts"
+  echo
+  echo "$REPORT"
+} >"$RUN_DIR/report.md"
+cat "$RUN_DIR/report.md"
+if [ -n "$OUT" ]; then
+  cp "$RUN_DIR/report.md" "$OUT"
+  echo "bench: report written to $OUT" >&2
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "bench: failed: ${failed[*]} (logs in $RUN_DIR)" >&2
+  exit 1
+fi
+if [ "${BENCH_KEEP_LOGS:-0}" = 1 ]; then
+  echo "bench: logs kept in $RUN_DIR" >&2
+else
+  rm -rf "$RUN_DIR"
+fi
