@@ -1,15 +1,10 @@
 package dev.grpcops.budget;
 
-import com.google.common.util.concurrent.FutureCallback;
-import com.google.common.util.concurrent.Futures;
-import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.budget.internal.BudgetClientInterceptor;
 import dev.grpcops.budget.internal.BudgetServerInterceptor;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
-import dev.grpcops.proto.chain.v1.QuoteReply;
-import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -51,7 +46,7 @@ final class InProcessChain implements AutoCloseable {
                 .intercept(new BudgetClientInterceptor(rules, listener)).build();
         BudgetRetry retry = new BudgetRetry(rules, listener);
         pricing = InProcessServerBuilder.forName(name + "-pricing")
-                .addService(ServerInterceptors.intercept(new Pricing(StockGrpc.newFutureStub(toStock), retry),
+                .addService(ServerInterceptors.intercept(new RetryingPricing(StockGrpc.newFutureStub(toStock), retry),
                         new BudgetServerInterceptor(rules, listener, Set.of())))
                 .build().start();
         toPricing = InProcessChannelBuilder.forName(name + "-pricing").build();
@@ -93,34 +88,6 @@ final class InProcessChain implements AutoCloseable {
             }
             responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
             responses.onCompleted();
-        }
-    }
-
-    private static final class Pricing extends PricingGrpc.PricingImplBase {
-
-        private final StockGrpc.StockFutureStub stock;
-        private final BudgetRetry retry;
-
-        Pricing(StockGrpc.StockFutureStub stock, BudgetRetry retry) {
-            this.stock = stock;
-            this.retry = retry;
-        }
-
-        @Override
-        public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
-            CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).build();
-            Futures.addCallback(retry.call(() -> stock.check(check)), new FutureCallback<>() {
-                @Override
-                public void onSuccess(CheckReply reply) {
-                    responses.onNext(QuoteReply.newBuilder().setSku(reply.getSku()).setQty(reply.getQty()).build());
-                    responses.onCompleted();
-                }
-
-                @Override
-                public void onFailure(Throwable failure) {
-                    responses.onError(Status.fromThrowable(failure).asRuntimeException());
-                }
-            }, MoreExecutors.directExecutor());
         }
     }
 }

@@ -66,7 +66,7 @@ final class RetryChain implements AutoCloseable {
         ManagedChannel toStock = channel(name + "-stock", rules, pricingListener);
         pricingRetry = new BudgetRetry(rules, throttling, pricingListener);
         servers.add(InProcessServerBuilder.forName(name + "-pricing")
-                .addService(ServerInterceptors.intercept(new Pricing(StockGrpc.newFutureStub(toStock), pricingRetry),
+                .addService(ServerInterceptors.intercept(new RetryingPricing(StockGrpc.newFutureStub(toStock), pricingRetry),
                         new BudgetServerInterceptor(rules, pricingListener, java.util.Set.of()), recording(pricingArrivals)))
                 .build().start());
         toPricing = channel(name + "-pricing", rules, edgeListener);
@@ -145,36 +145,6 @@ final class RetryChain implements AutoCloseable {
             }
             responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
             responses.onCompleted();
-        }
-    }
-
-    private static final class Pricing extends PricingGrpc.PricingImplBase {
-
-        private final StockGrpc.StockFutureStub stock;
-        private final BudgetRetry retry;
-
-        Pricing(StockGrpc.StockFutureStub stock, BudgetRetry retry) {
-            this.stock = stock;
-            this.retry = retry;
-        }
-
-        @Override
-        public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
-            CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).build();
-            Futures.addCallback(retry.call(() -> stock.check(check)), new FutureCallback<>() {
-                @Override
-                public void onSuccess(CheckReply reply) {
-                    responses.onNext(QuoteReply.newBuilder().setSku(reply.getSku()).setQty(reply.getQty()).build());
-                    responses.onCompleted();
-                }
-
-                @Override
-                public void onFailure(Throwable failure) {
-                    // Trailers (pushback included) go back up, as a server that passes on its backend's answer.
-                    Metadata trailers = Status.trailersFromThrowable(failure);
-                    responses.onError(Status.fromThrowable(failure).asRuntimeException(trailers));
-                }
-            }, MoreExecutors.directExecutor());
         }
     }
 
