@@ -1,0 +1,210 @@
+package dev.grpcops.admission;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Fair queuing inside one priority level (after Kubernetes' queueset): flows are dealt a hand of
+ * queues and join the shortest, staying on it while they have calls waiting; the queue whose next
+ * call would finish first in virtual time is served next. Virtual time advances, like APF's, at
+ * {@code min(demand, seats) / active queues} per unit of real time, and every dispatch charges its
+ * queue the level's measured service time, corrected by the real one when the call ends. A flow
+ * that sends more only lengthens its own queue. Guarded by the admission's lock.
+ */
+final class QueueSet {
+
+    static final class FairQueue {
+        final int index;
+        final ArrayDeque<AdmissionRequest> waiting = new ArrayDeque<>();
+        int executing;
+        /** Virtual time at which this queue's next call would start. */
+        double nextDispatchR;
+
+        FairQueue(int index) {
+            this.index = index;
+        }
+
+        boolean idle() {
+            return waiting.isEmpty() && executing == 0;
+        }
+    }
+
+    /** A flow with calls waiting, and the queue it sticks to until it has none. */
+    private static final class Flow {
+        final FairQueue queue;
+        int waiting;
+
+        Flow(FairQueue queue) {
+            this.queue = queue;
+        }
+    }
+
+    private final FairQueue[] queues;
+    private final ShuffleSharding dealer;
+    private final int queueLengthLimit;
+    private final Map<String, Flow> flows = new HashMap<>();
+    private double virtualTime;
+    private long lastSync;
+    private boolean synced;
+    private int waiting;
+    private int executing;
+    private int activeQueues;
+
+    QueueSet(int queues, int handSize, int queueLengthLimit) {
+        this.queues = new FairQueue[queues];
+        for (int i = 0; i < queues; i++) {
+            this.queues[i] = new FairQueue(i);
+        }
+        this.dealer = new ShuffleSharding(queues, handSize);
+        this.queueLengthLimit = queueLengthLimit;
+    }
+
+    /** Advances virtual time to {@code now}; {@code seats} is what the level may run at once. */
+    void sync(long now, int seats) {
+        if (synced && activeQueues > 0) {
+            long delta = now - lastSync;
+            if (delta > 0) {
+                int demand = waiting + executing;
+                virtualTime += (double) delta * Math.min(demand, Math.max(1, seats)) / activeQueues;
+            }
+        }
+        lastSync = now;
+        synced = true;
+    }
+
+    /** The queue {@code flow} would join: the one it waits on, else the shortest of its hand. */
+    FairQueue choose(String flow) {
+        Flow known = flows.get(flow);
+        if (known != null) {
+            return known.queue;
+        }
+        FairQueue best = null;
+        for (int index : dealer.deal(flow)) {
+            FairQueue candidate = queues[index];
+            if (best == null || candidate.waiting.size() < best.waiting.size()
+                    || candidate.waiting.size() == best.waiting.size() && candidate.executing < best.executing) {
+                best = candidate;
+            }
+        }
+        return best;
+    }
+
+    boolean full(FairQueue queue) {
+        return queue.waiting.size() >= queueLengthLimit;
+    }
+
+    /**
+     * Calls dispatched from this level before a call joining {@code queue} now would be: one
+     * round of fair order serves one call of every queue that still has one.
+     */
+    int dispatchesAhead(FairQueue queue) {
+        int rounds = queue.waiting.size() + 1;
+        int ahead = rounds;
+        for (FairQueue other : queues) {
+            if (other != queue) {
+                ahead += Math.min(other.waiting.size(), rounds);
+            }
+        }
+        return ahead;
+    }
+
+    void add(AdmissionRequest request, FairQueue queue, String flow) {
+        if (queue.idle()) {
+            queue.nextDispatchR = virtualTime;
+            activeQueues++;
+        }
+        queue.waiting.addLast(request);
+        waiting++;
+        flows.computeIfAbsent(flow, f -> new Flow(queue)).waiting++;
+        request.queue = queue;
+        request.flow = flow;
+    }
+
+    /** Takes the next call in fair order, charging its queue {@code estimateNanos}; null if none waits. */
+    AdmissionRequest poll(long estimateNanos) {
+        FairQueue next = null;
+        for (FairQueue queue : queues) {
+            if (!queue.waiting.isEmpty() && (next == null || queue.nextDispatchR < next.nextDispatchR)) {
+                next = queue;
+            }
+        }
+        if (next == null) {
+            return null;
+        }
+        AdmissionRequest request = next.waiting.pollFirst();
+        waiting--;
+        leaveFlow(request);
+        next.executing++;
+        executing++;
+        next.nextDispatchR += estimateNanos;
+        request.estimateAtDispatchNanos = estimateNanos;
+        return request;
+    }
+
+    /** A waiting call leaves its queue without being served (timed out, cancelled). */
+    void remove(AdmissionRequest request) {
+        FairQueue queue = request.queue;
+        if (queue.waiting.remove(request)) {
+            waiting--;
+            leaveFlow(request);
+            if (queue.idle()) {
+                activeQueues--;
+            }
+        }
+    }
+
+    /** A call dispatched from a queue ended after {@code serviceNanos}: its queue pays what it really used. */
+    void finished(AdmissionRequest request, long serviceNanos) {
+        FairQueue queue = request.queue;
+        queue.executing--;
+        executing--;
+        queue.nextDispatchR -= request.estimateAtDispatchNanos - serviceNanos;
+        if (queue.idle()) {
+            activeQueues--;
+        }
+    }
+
+    /** Empties every queue, for the drain. */
+    List<AdmissionRequest> removeAll() {
+        List<AdmissionRequest> all = new ArrayList<>(waiting);
+        for (FairQueue queue : queues) {
+            all.addAll(queue.waiting);
+            queue.waiting.clear();
+        }
+        flows.clear();
+        waiting = 0;
+        activeQueues = 0;
+        for (FairQueue queue : queues) {
+            if (!queue.idle()) {
+                activeQueues++;
+            }
+        }
+        return all;
+    }
+
+    int waiting() {
+        return waiting;
+    }
+
+    int flowsWaiting() {
+        return flows.size();
+    }
+
+    double virtualTime() {
+        return virtualTime;
+    }
+
+    FairQueue queue(int index) {
+        return queues[index];
+    }
+
+    private void leaveFlow(AdmissionRequest request) {
+        Flow flow = flows.get(request.flow);
+        if (flow != null && --flow.waiting == 0) {
+            flows.remove(request.flow);
+        }
+    }
+}

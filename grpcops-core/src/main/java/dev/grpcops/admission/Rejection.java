@@ -1,0 +1,19 @@
+package dev.grpcops.admission;
+
+import java.time.Duration;
+
+/**
+ * A call admission turned away: which level, why, and when the caller may come back (sent as
+ * {@code grpc-retry-pushback-ms}).
+ */
+public record Rejection(String level, RejectReason reason, Duration retryAfter) {
+
+    /** What the caller reads in the status description. */
+    public String describe() {
+        if (reason == RejectReason.DRAINING) {
+            return "server is draining: call not started at priority level '" + level + "', try another replica";
+        }
+        return "overloaded: priority level '" + level + "' rejected the call (" + reason.label()
+                + "); retry after " + retryAfter.toMillis() + " ms";
+    }
+}

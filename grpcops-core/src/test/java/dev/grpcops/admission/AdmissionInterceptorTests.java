@@ -1,0 +1,248 @@
+package dev.grpcops.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.grpcops.admission.internal.AdmissionServerInterceptor;
+import dev.grpcops.admission.internal.CallerForwardingInterceptor;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Admission in front of a real gRPC server (in-process transport, direct executor). */
+@Timeout(30)
+class AdmissionInterceptorTests {
+
+    /** A Stock that holds every Check until the test answers it, and notes who it served. */
+    private static final class HeldStock extends StockGrpc.StockImplBase {
+        final BlockingQueue<StreamObserver<CheckReply>> held = new LinkedBlockingQueue<>();
+        final List<String> served = new CopyOnWriteArrayList<>();
+        final List<Long> deadlinesMillis = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+            served.add(Caller.current().map(c -> c.id() + "/" + c.criticality().value()).orElse("none"));
+            deadlinesMillis.add(Context.current().getDeadline() == null ? -1
+                    : Context.current().getDeadline().timeRemaining(TimeUnit.MILLISECONDS));
+            held.add(reply);
+        }
+
+        void answerOne() throws InterruptedException {
+            StreamObserver<CheckReply> reply = held.poll(10, TimeUnit.SECONDS);
+            assertThat(reply).as("a held call").isNotNull();
+            reply.onNext(CheckReply.getDefaultInstance());
+            reply.onCompleted();
+        }
+    }
+
+    private final List<String> rejections = new CopyOnWriteArrayList<>();
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final HeldStock stock = new HeldStock();
+    private Admission admission;
+    private ManagedChannel channel;
+
+    private void start(int limit, PriorityLevelConfig level) throws Exception {
+        admission = Admission.create(new AdmissionConfig(limit, List.of(level), Duration.ofSeconds(10),
+                Duration.ofSeconds(1), Duration.ofSeconds(32)), new AdmissionListener() {
+                    @Override
+                    public void rejected(String levelName, RejectReason reason) {
+                        rejections.add(levelName + "/" + reason.label());
+                    }
+                });
+        Map<Criticality, String> levels = new java.util.EnumMap<>(Criticality.class);
+        for (Criticality criticality : Criticality.values()) {
+            levels.put(criticality, level.name());
+        }
+        CallerPolicy policy = new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL);
+        AdmissionServerInterceptor interceptor = new AdmissionServerInterceptor(admission, policy,
+                Set.of(HealthGrpc.SERVICE_NAME), Set.of(), Duration.ofSeconds(2), Duration.ofSeconds(1_000_000), Duration.ZERO);
+        String name = InProcessServerBuilder.generateName();
+        Server server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(ServerInterceptors.intercept(stock, interceptor))
+                .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), interceptor))
+                .build().start();
+        closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable closeable : closeables) {
+            closeable.close();
+        }
+    }
+
+    private StockGrpc.StockFutureStub as(String caller, String criticality) {
+        Metadata headers = new Metadata();
+        if (caller != null) {
+            headers.put(Caller.CALLER_KEY, caller);
+        }
+        if (criticality != null) {
+            headers.put(Caller.CRITICALITY_KEY, criticality);
+        }
+        return StockGrpc.newFutureStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void aQueuedCallStartsWhenASeatFreesWithItsCallerAndDeadline() throws Exception {
+        start(1, PriorityLevelConfig.of("default", 1));
+        var first = as("alpha", "critical").check(CheckRequest.getDefaultInstance());
+        var second = as("beta", "sheddable").withDeadlineAfter(5, TimeUnit.SECONDS).check(CheckRequest.getDefaultInstance());
+        await("the second call to queue", () -> admission.level("default").inQueue() == 1);
+        assertThat(stock.served).containsExactly("alpha/critical");
+
+        stock.answerOne();
+        first.get(5, TimeUnit.SECONDS);
+        await("the second call to start", () -> stock.served.size() == 2);
+        assertThat(stock.served.get(1)).isEqualTo("beta/sheddable");
+        assertThat(stock.deadlinesMillis.get(1)).as("the queued call's handler sees its own deadline").isBetween(1L, 5_000L);
+        stock.answerOne();
+        second.get(5, TimeUnit.SECONDS);
+        assertThat(admission.level("default").executingSeats()).isZero();
+    }
+
+    @Test
+    void aRejectedCallIsToldResourceExhaustedWithLevelReasonAndPushback() throws Exception {
+        start(1, new PriorityLevelConfig("default", 1, 0, 0, 0));
+        as("alpha", null).check(CheckRequest.getDefaultInstance());
+        await("the first call to run", () -> stock.served.size() == 1);
+
+        Metadata[] trailers = new Metadata[1];
+        assertThatThrownBy(() -> StockGrpc.newBlockingStub(channel).check(CheckRequest.getDefaultInstance()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(e.getStatus().getDescription()).contains("'default'").contains("concurrency-limit");
+                    trailers[0] = e.getTrailers();
+                });
+        assertThat(trailers[0].get(Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER)))
+                .isEqualTo("1000");
+        assertThat(rejections).containsExactly("default/concurrency-limit");
+    }
+
+    @Test
+    void healthChecksAreNeverQueuedOrRejected() throws Exception {
+        start(1, new PriorityLevelConfig("default", 1, 0, 0, 0));
+        as("alpha", null).check(CheckRequest.getDefaultInstance());
+        await("the only seat to be taken", () -> stock.served.size() == 1);
+
+        HealthCheckResponse health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.getDefaultInstance());
+        assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    }
+
+    @Test
+    void aCallCancelledWhileQueuedLeavesItsQueueAtOnceAndNeverRuns() throws Exception {
+        start(1, PriorityLevelConfig.of("default", 1));
+        as("alpha", null).check(CheckRequest.getDefaultInstance());
+        Context.CancellableContext cancellable = Context.current().withCancellation();
+        var queued = cancellable.call(() -> as("beta", null).check(CheckRequest.getDefaultInstance()));
+        await("the call to queue", () -> admission.level("default").inQueue() == 1);
+
+        cancellable.cancel(null);
+        await("the queue to empty", () -> admission.level("default").inQueue() == 0);
+        assertThat(rejections).containsExactly("default/cancelled");
+        stock.answerOne();
+        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class)
+                .cause().satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
+                        .isEqualTo(Status.Code.CANCELLED));
+        await("the seat to be free", () -> admission.level("default").executingSeats() == 0);
+        assertThat(stock.served).hasSize(1);
+    }
+
+    @Test
+    void queuedCallsEndUnavailableWhenTheServerDrains() throws Exception {
+        start(1, PriorityLevelConfig.of("default", 1));
+        as("alpha", null).check(CheckRequest.getDefaultInstance());
+        var queued = as("beta", null).check(CheckRequest.getDefaultInstance());
+        await("the call to queue", () -> admission.level("default").inQueue() == 1);
+
+        admission.drain();
+
+        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class)
+                .cause().satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
+                        .isEqualTo(Status.Code.UNAVAILABLE));
+    }
+
+    @Test
+    void theCallerAndItsGrantedCriticalityGoDownstreamWithEveryCall() throws Exception {
+        start(10, PriorityLevelConfig.of("default", 1));
+        List<Metadata> seenDownstream = new CopyOnWriteArrayList<>();
+        String name = InProcessServerBuilder.generateName();
+        Server back = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(ServerInterceptors.intercept(new StockGrpc.StockImplBase() {
+                    @Override
+                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                        reply.onNext(CheckReply.getDefaultInstance());
+                        reply.onCompleted();
+                    }
+                }, new ServerInterceptor() {
+                    @Override
+                    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
+                            Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+                        seenDownstream.add(headers);
+                        return next.startCall(call, headers);
+                    }
+                })).build().start();
+        closeables.add(() -> back.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        ManagedChannel toBack = InProcessChannelBuilder.forName(name).directExecutor()
+                .intercept(new CallerForwardingInterceptor()).build();
+        closeables.add(() -> toBack.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+
+        as("mobile-app", "critical").check(CheckRequest.getDefaultInstance());
+        as(null, null).check(CheckRequest.getDefaultInstance());
+        await("two calls served", () -> stock.served.size() == 2);
+        assertThat(stock.served.get(0)).isEqualTo("mobile-app/critical");
+        assertThat(stock.served.get(1)).as("no caller named: the peer address stands in")
+                .doesNotStartWith("none").endsWith("/default");
+
+        // A call made downstream while serving (in the served call's context), as Pricing calls Stock.
+        Caller caller = new CallerPolicy(Map.of(Criticality.CRITICAL, "default", Criticality.DEFAULT, "default",
+                Criticality.SHEDDABLE, "default"), Map.of(), Map.of("mobile-app", Criticality.DEFAULT), Criticality.CRITICAL)
+                .classify("mobile-app", "critical", null);
+        caller.attachTo(Context.current()).run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));
+        assertThat(seenDownstream).hasSize(1);
+        assertThat(seenDownstream.get(0).get(Caller.CALLER_KEY)).isEqualTo("mobile-app");
+        assertThat(seenDownstream.get(0).get(Caller.CRITICALITY_KEY)).as("the granted criticality, not the claimed one")
+                .isEqualTo("default");
+    }
+}

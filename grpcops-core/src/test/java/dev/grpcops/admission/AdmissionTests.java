@@ -1,0 +1,200 @@
+package dev.grpcops.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Seats, levels, deadlines, cancellation and drain, on a fake clock. */
+class AdmissionTests {
+
+    private final FakeTime time = new FakeTime();
+    private final List<TestCall> started = new ArrayList<>();
+    private final List<String> rejectedLabels = new ArrayList<>();
+    private final AdmissionListener listener = new AdmissionListener() {
+        @Override
+        public void rejected(String level, RejectReason reason) {
+            rejectedLabels.add(level + "/" + reason.label());
+        }
+    };
+
+    private Admission admission(int limit, Duration maxWait, PriorityLevelConfig... levels) {
+        return new Admission(new AdmissionConfig(limit, List.of(levels), maxWait, Duration.ofSeconds(1),
+                Duration.ofSeconds(32)), listener, time::now, time);
+    }
+
+    private Admission threeLevels(int limit) {
+        return admission(limit, Duration.ofSeconds(5), PriorityLevelConfig.of("critical", 50),
+                PriorityLevelConfig.of("default", 35), PriorityLevelConfig.of("sheddable", 15));
+    }
+
+    private TestCall offer(Admission admission, String level, String flow, long allowanceMillis) {
+        TestCall call = new TestCall(admission.level(level), flow, allowanceMillis, started);
+        admission.offer(call);
+        return call;
+    }
+
+    @Test
+    void seatsAreSplitByNominalShares() {
+        Admission admission = threeLevels(100);
+        assertThat(admission.levels()).extracting(Admission.Level::nominalSeats).containsExactly(50, 35, 15);
+    }
+
+    @Test
+    void aLevelBorrowsIdleSeatsAndAnOwedLevelGetsTheNextFreeOnes() {
+        Admission admission = threeLevels(10);
+        List<TestCall> sheddable = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            sheddable.add(offer(admission, "sheddable", "batch", 5_000));
+        }
+        assertThat(admission.level("sheddable").executingSeats()).as("borrowed every idle seat").isEqualTo(10);
+
+        TestCall critical1 = offer(admission, "critical", "checkout", 5_000);
+        TestCall critical2 = offer(admission, "critical", "checkout", 5_000);
+        assertThat(critical1.started).isFalse();
+        sheddable.get(0).release();
+        sheddable.get(1).release();
+
+        // The freed seats go to the critical level, owed its nominal five, ahead of ten waiting sheddable calls.
+        assertThat(critical1.started).isTrue();
+        assertThat(critical2.started).isTrue();
+        assertThat(admission.level("sheddable").inQueue()).isEqualTo(10);
+    }
+
+    @Test
+    void aCallThatCouldNotFinishAfterItsPredictedWaitIsRejectedAtOnce() {
+        Admission admission = admission(1, Duration.ofSeconds(5), PriorityLevelConfig.of("default", 1));
+        offer(admission, "default", "holder", 5_000);
+        for (int i = 0; i < 30; i++) {
+            offer(admission, "default", "backlog", 5_000);
+        }
+        // 31 calls of ~3 ms ahead (the initial estimate): ~93 ms; 50 ms cannot wait that long.
+        TestCall hurried = offer(admission, "default", "backlog", 50);
+        TestCall patient = offer(admission, "default", "other", 50);
+
+        assertThat(hurried.rejection.reason()).isEqualTo(RejectReason.DEADLINE_INFEASIBLE);
+        assertThat(patient.rejection).as("another flow is served in the next rounds").isNull();
+        assertThat(rejectedLabels).containsExactly("default/deadline-infeasible");
+    }
+
+    @Test
+    void aQueuedCallIsRejectedWhenItsWaitOutlivesItsAllowanceOrMaxWait() {
+        Admission admission = admission(1, Duration.ofMillis(300), PriorityLevelConfig.of("default", 1));
+        offer(admission, "default", "holder", 5_000);
+        TestCall shortBudget = offer(admission, "default", "a", 100);
+        TestCall noDeadline = offer(admission, "default", "b", 60_000);
+
+        time.advanceMillis(99);
+        assertThat(shortBudget.rejection).isNull();
+        time.advanceMillis(1);
+        assertThat(shortBudget.rejection.reason()).isEqualTo(RejectReason.TIME_OUT);
+        time.advanceMillis(199);
+        assertThat(noDeadline.rejection).isNull();
+        time.advanceMillis(1);
+        assertThat(noDeadline.rejection.reason()).isEqualTo(RejectReason.TIME_OUT);
+        assertThat(admission.level("default").inQueue()).isZero();
+    }
+
+    @Test
+    void aCallCancelledWhileQueuedLeavesAtOnceAndItsPlaceIsFree() {
+        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("default", 1, 1, 1, 1));
+        TestCall holder = offer(admission, "default", "holder", 5_000);
+        TestCall queued = offer(admission, "default", "a", 5_000);
+        TestCall full = offer(admission, "default", "b", 5_000);
+        assertThat(full.rejection.reason()).isEqualTo(RejectReason.QUEUE_FULL);
+
+        assertThat(queued.cancel()).isTrue();
+        assertThat(time.pendingTimers()).as("its timeout is cancelled too").isZero();
+        TestCall next = offer(admission, "default", "b", 5_000);
+        assertThat(next.rejection).isNull();
+        holder.release();
+        assertThat(queued.started).isFalse();
+        assertThat(next.started).isTrue();
+        assertThat(rejectedLabels).containsExactly("default/queue-full", "default/cancelled");
+        assertThat(holder.cancel()).as("a started call is not cancelled by admission").isFalse();
+    }
+
+    @Test
+    void aLevelWithoutQueuesRejectsWhenNoSeatIsFree() {
+        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("catch-all", 1, 0, 0, 0));
+        offer(admission, "catch-all", "a", 5_000);
+        TestCall second = offer(admission, "catch-all", "b", 5_000);
+        assertThat(second.rejection.reason()).isEqualTo(RejectReason.CONCURRENCY_LIMIT);
+    }
+
+    @Test
+    void aSeatIsReleasedOnceHoweverOftenReleaseIsCalled() {
+        Admission admission = admission(2, Duration.ofSeconds(5), PriorityLevelConfig.of("default", 1));
+        TestCall a = offer(admission, "default", "a", 5_000);
+        offer(admission, "default", "b", 5_000);
+        a.release();
+        a.release();
+        assertThat(admission.level("default").executingSeats()).isEqualTo(1);
+    }
+
+    @Test
+    void pushbackDoublesWhileRejectionsGoOnAndShrinksWhenTheyStop() {
+        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("default", 1, 0, 0, 0));
+        offer(admission, "default", "holder", 5_000);
+        List<Long> pushbacks = new ArrayList<>();
+        for (int second = 0; second < 7; second++) {
+            pushbacks.add(offer(admission, "default", "flood", 5_000).rejection.retryAfter().toSeconds());
+            time.advanceMillis(1_000);
+        }
+        assertThat(pushbacks).containsExactly(1L, 2L, 4L, 8L, 16L, 32L, 32L);
+
+        time.advanceMillis(3_000);
+        assertThat(offer(admission, "default", "flood", 5_000).rejection.retryAfter().toSeconds()).isEqualTo(29);
+        time.advanceMillis(120_000);
+        assertThat(offer(admission, "default", "flood", 5_000).rejection.retryAfter().toSeconds()).isEqualTo(1);
+    }
+
+    @Test
+    void drainingEndsQueuedCallsAndThoseThatWouldQueueButStillRunCallsThatFindASeat() {
+        Admission admission = admission(2, Duration.ofSeconds(5), PriorityLevelConfig.of("default", 1));
+        TestCall running = offer(admission, "default", "a", 5_000);
+        offer(admission, "default", "a", 5_000);
+        TestCall queued = offer(admission, "default", "b", 5_000);
+
+        admission.drain();
+
+        assertThat(queued.rejection.reason()).isEqualTo(RejectReason.DRAINING);
+        assertThat(offer(admission, "default", "c", 5_000).rejection.reason()).isEqualTo(RejectReason.DRAINING);
+        running.release();
+        assertThat(offer(admission, "default", "d", 5_000).started).isTrue();
+        assertThat(time.pendingTimers()).isZero();
+    }
+
+    @Test
+    void aCallThatEndsWhileStartingDoesNotRecurseIntoTheNext() {
+        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("default", 1, 64, 8, 10_000));
+        List<TestCall> order = new ArrayList<>();
+        class FailingFast extends TestCall {
+            FailingFast(String flow) {
+                super(admission.level("default"), flow, 600_000, order);
+            }
+
+            @Override
+            protected void start() {
+                super.start();
+                release(); // ends at once, like a handler that fails on its first line
+            }
+        }
+        TestCall holder = offer(admission, "default", "holder", 60_000);
+        for (int i = 0; i < 20_000; i++) {
+            admission.offer(new FailingFast("flow-" + (i % 50)));
+        }
+        holder.release();
+        assertThat(order).hasSize(20_000);
+    }
+
+    @Test
+    void anUnknownLevelIsNamedInTheError() {
+        Admission admission = threeLevels(10);
+        assertThatThrownBy(() -> admission.level("gold")).hasMessageContaining("gold")
+                .hasMessageContaining("critical");
+    }
+}
