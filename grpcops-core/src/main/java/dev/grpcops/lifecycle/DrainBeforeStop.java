@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Stops gRPC servers without failing a call (SPEC §10):
  * <ol>
- *   <li>every health name becomes {@code NOT_SERVING}, while the servers keep serving;</li>
+ *   <li>every health name becomes {@code NOT_SERVING}, while the servers keep serving, and the
+ *       {@code whenDraining} hook runs (admission ends its queued calls {@code UNAVAILABLE});</li>
  *   <li>wait the drain delay, so probes and health-checking clients move traffic away;</li>
  *   <li>stop taking new calls (GOAWAY) and let the calls in flight finish within the grace period;</li>
  *   <li>cancel what is left (long-lived streams such as health Watch, overdue calls).</li>
@@ -30,16 +31,27 @@ public final class DrainBeforeStop {
     private final InFlightCalls inFlight;
     private final Duration drainDelay;
     private final Duration grace;
+    private final Runnable whenDraining;
 
     /**
      * @param drainDelay how long to keep serving after reporting NOT_SERVING
      * @param grace how long calls in flight get after GOAWAY; negative waits as long as they take
      */
     public DrainBeforeStop(HealthStatusManager health, InFlightCalls inFlight, Duration drainDelay, Duration grace) {
+        this(health, inFlight, drainDelay, grace, () -> { });
+    }
+
+    /**
+     * @param whenDraining runs once the health names say NOT_SERVING, e.g. so that calls waiting for
+     *     admission go to another replica instead of waiting out the drain
+     */
+    public DrainBeforeStop(HealthStatusManager health, InFlightCalls inFlight, Duration drainDelay, Duration grace,
+            Runnable whenDraining) {
         this.health = health;
         this.inFlight = inFlight;
         this.drainDelay = drainDelay;
         this.grace = grace;
+        this.whenDraining = whenDraining;
     }
 
     /** Drains and stops every server of {@code servers} that is still running; returns once they have stopped. */
@@ -50,6 +62,7 @@ public final class DrainBeforeStop {
         }
         try {
             health.enterTerminalState();
+            whenDraining.run();
             log.info("drain: health NOT_SERVING on every name; serving {} more for {} calls in flight",
                     drainDelay, inFlight.count());
             if (!drainDelay.isNegative() && !drainDelay.isZero()) {

@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.lifecycle;
 
+import dev.grpcops.admission.Admission;
 import dev.grpcops.lifecycle.DrainBeforeStop;
 import dev.grpcops.lifecycle.InFlightCalls;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -22,7 +23,7 @@ import org.springframework.context.annotation.Bean;
 /**
  * The server's lifecycle on net.devh's {@link HealthStatusManager}: health names for every served
  * service once it listens, the calls in flight ({@code grpc_server_calls_in_flight}), and
- * drain-before-stop when it is told to stop.
+ * drain-before-stop when it is told to stop (calls queued for admission then end UNAVAILABLE).
  */
 @AutoConfiguration(afterName = {"net.devh.boot.grpc.server.autoconfigure.GrpcHealthServiceAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
@@ -53,8 +54,9 @@ public class LifecycleAutoConfiguration {
     @ConditionalOnBean(HealthStatusManager.class)
     @ConditionalOnProperty(prefix = "grpcops.shutdown", name = "enabled", matchIfMissing = true)
     DrainBeforeStop drainBeforeStop(HealthStatusManager health, InFlightCalls inFlight,
-            ShutdownProperties properties, GrpcServerProperties server) {
-        return new DrainBeforeStop(health, inFlight, properties.getDrainDelay(), server.getShutdownGracePeriod());
+            ShutdownProperties properties, GrpcServerProperties server, ObjectProvider<Admission> admissions) {
+        return new DrainBeforeStop(health, inFlight, properties.getDrainDelay(), server.getShutdownGracePeriod(),
+                () -> admissions.orderedStream().forEach(Admission::drain));
     }
 
     @Bean

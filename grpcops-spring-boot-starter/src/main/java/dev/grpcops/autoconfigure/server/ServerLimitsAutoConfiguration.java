@@ -7,6 +7,12 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import java.util.concurrent.ConcurrentHashMap;
 import net.devh.boot.grpc.server.serverfactory.GrpcServerConfigurer;
 import net.devh.boot.grpc.server.service.GrpcServiceDefinition;
@@ -24,15 +30,32 @@ import org.springframework.context.annotation.Bean;
  * Netty transport, made-up method names answered {@code UNIMPLEMENTED} and counted under no name
  * ({@code grpc_server_unknown_method_calls_total}), undecodable requests answered
  * {@code INVALID_ARGUMENT} and counted per served method ({@code grpc_server_malformed_requests_total}),
- * each logged at most once per interval.
+ * each logged at most once per interval; handlers on the transport's threads (direct-executor) or on
+ * a bounded executor, never on one thread per call.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnClass(GrpcServerConfigurer.class)
 @EnableConfigurationProperties(ServerLimitsProperties.class)
 public class ServerLimitsAutoConfiguration {
 
+    /** The executor handlers run on when they may block: bounded (grpcops.server.executor-threads). */
+    @Bean(destroyMethod = "shutdown")
+    @ConditionalOnProperty(prefix = "grpcops.server", name = "direct-executor", havingValue = "false", matchIfMissing = true)
+    ThreadPoolExecutor grpcopsServerExecutor(ServerLimitsProperties properties) {
+        AtomicInteger count = new AtomicInteger();
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(properties.getExecutorThreads(),
+                properties.getExecutorThreads(), 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
+                    Thread thread = new Thread(task, "grpcops-server-" + count.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
+    }
+
     @Bean
-    GrpcServerConfigurer grpcopsServerLimits(ServerLimitsProperties properties, ObjectProvider<MeterRegistry> registry) {
+    GrpcServerConfigurer grpcopsServerLimits(ServerLimitsProperties properties, ObjectProvider<MeterRegistry> registry,
+            @Qualifier("grpcopsServerExecutor") ObjectProvider<ThreadPoolExecutor> executor) {
         Counter unknown = Counter.builder("grpc.server.unknown.method.calls")
                 .description("Calls to methods this server does not serve, answered UNIMPLEMENTED (never tagged by name)")
                 .register(registry.getIfAvailable(CompositeMeterRegistry::new));
@@ -46,6 +69,8 @@ public class ServerLimitsAutoConfiguration {
             builder.fallbackHandlerRegistry(fallback);
             if (properties.isDirectExecutor()) {
                 builder.directExecutor();
+            } else {
+                executor.ifAvailable(builder::executor);
             }
             NettyLimits.apply(builder, properties);
         };

@@ -34,6 +34,13 @@ public class ServerLimitsProperties {
      */
     private boolean directExecutor;
 
+    /**
+     * Threads of the bounded executor handlers run on when direct-executor is off: a burst of
+     * thousands of calls waits for one of them instead of becoming thousands of threads. Idle
+     * threads end after a minute.
+     */
+    private int executorThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+
     /** Undecodable requests and calls to unknown methods are logged at most once per this interval, with a count. */
     private Duration badRequestLogInterval = Duration.ofSeconds(10);
 
@@ -78,6 +85,17 @@ public class ServerLimitsProperties {
 
     public void setDirectExecutor(boolean directExecutor) {
         this.directExecutor = directExecutor;
+    }
+
+    public int getExecutorThreads() {
+        return executorThreads;
+    }
+
+    public void setExecutorThreads(int executorThreads) {
+        if (executorThreads < 1) {
+            throw new IllegalArgumentException("grpcops.server.executor-threads must be at least 1, got " + executorThreads);
+        }
+        this.executorThreads = executorThreads;
     }
 
     public Duration getBadRequestLogInterval() {

@@ -1,0 +1,93 @@
+package dev.grpcops.autoconfigure.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.admission.Admission;
+import dev.grpcops.admission.Caller;
+import dev.grpcops.admission.CallerPolicy;
+import dev.grpcops.admission.Criticality;
+import dev.grpcops.admission.internal.AdmissionServerInterceptor;
+import dev.grpcops.admission.internal.CallerForwardingInterceptor;
+import dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetSocketAddress;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+class AdmissionAutoConfigurationTests {
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withBean(SimpleMeterRegistry.class, () -> registry)
+            .withConfiguration(AutoConfigurations.of(BudgetAutoConfiguration.class, AdmissionAutoConfiguration.class));
+
+    @Test
+    void onByDefaultWithThreeLevelsSharingTheSeats() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(AdmissionServerInterceptor.class)
+                    .hasSingleBean(CallerForwardingInterceptor.class);
+            Admission admission = context.getBean(Admission.class);
+            assertThat(admission.limit()).isEqualTo(128);
+            assertThat(admission.levels()).extracting(Admission.Level::name)
+                    .containsExactly("critical", "default", "sheddable");
+            assertThat(admission.levels()).extracting(Admission.Level::nominalSeats).containsExactly(64, 45, 20);
+        });
+    }
+
+    @Test
+    void publishesTheMetricsOfSpecSection9PerLevelWithoutACallerLabel() {
+        runner.run(context -> {
+            context.getBean(Admission.class);
+            assertThat(registry.find("grpc.admission.rejected").tags("priority_level", "default", "reason", "queue-full")
+                    .counter()).isNotNull();
+            assertThat(registry.find("grpc.admission.dispatched").tag("priority_level", "critical").counter()).isNotNull();
+            assertThat(registry.find("grpc.admission.wait").tag("priority_level", "sheddable").timer()).isNotNull();
+            assertThat(registry.find("grpc.admission.limit.seats").tag("priority_level", "critical").gauge().value())
+                    .isEqualTo(64);
+            assertThat(registry.find("grpc.admission.inqueue.requests").gauges()).hasSize(3);
+            assertThat(registry.find("grpc.admission.executing.seats").gauges()).hasSize(3);
+            assertThat(registry.getMeters()).allSatisfy(meter ->
+                    assertThat(meter.getId().getTags()).noneMatch(tag -> tag.getKey().contains("caller")));
+        });
+    }
+
+    @Test
+    void operatorsMapCallersToLevelsAndCapTheirCriticality() {
+        runner.withPropertyValues("grpcops.admission.limit=40",
+                "grpcops.admission.levels.batch.shares=5", "grpcops.admission.levels.batch.queues=0",
+                "grpcops.admission.callers.nightly-export.level=batch",
+                "grpcops.admission.callers.mobile-app.max-criticality=default").run(context -> {
+                    CallerPolicy policy = context.getBean(CallerPolicy.class);
+                    InetSocketAddress peer = new InetSocketAddress("10.0.0.1", 1);
+                    assertThat(policy.levelOf(policy.classify("nightly-export", "critical", peer))).isEqualTo("batch");
+                    Caller mobile = policy.classify("mobile-app", "critical", peer);
+                    assertThat(mobile.criticality()).isEqualTo(Criticality.DEFAULT);
+                    assertThat(context.getBean(Admission.class).levels()).extracting(Admission.Level::name)
+                            .containsExactly("critical", "default", "sheddable", "batch");
+                });
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource({
+        "grpcops.admission.limit, 0, grpcops.admission.limit",
+        "grpcops.admission.levels.default.hand-size, 80, grpcops.admission.levels.default.hand-size",
+        "grpcops.admission.levels.critical.shares, -1, grpcops.admission.levels.critical.shares",
+        "grpcops.admission.levels.sheddable.queue-length-limit, 0, grpcops.admission.levels.sheddable.queue-length-limit",
+        "grpcops.admission.callers.batch.level, bulk, grpcops.admission.callers.batch.level",
+        "grpcops.admission.criticality-levels.urgent, critical, grpcops.admission.criticality-levels.urgent",
+        "grpcops.admission.max-wait, 0s, grpcops.admission.max-wait",
+    })
+    void badSettingsStopTheStartNamingTheProperty(String property, String value, String named) {
+        runner.withPropertyValues(property + "=" + value).run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining(named));
+    }
+
+    @Test
+    void canBeSwitchedOff() {
+        runner.withPropertyValues("grpcops.admission.enabled=false").run(context ->
+                assertThat(context).doesNotHaveBean(Admission.class).doesNotHaveBean(AdmissionServerInterceptor.class));
+    }
+}

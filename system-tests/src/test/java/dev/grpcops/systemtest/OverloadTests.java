@@ -1,0 +1,200 @@
+package dev.grpcops.systemtest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.stub.MetadataUtils;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * SPEC §9 with the jars as processes at their defaults (admission on): floods of Checkouts with no
+ * deadline beside a caller sending 20 Checkouts/s at a 1 s deadline. CI-sized (6 s of polite
+ * traffic per scenario); the README's table comes from the full-size runs. Measured numbers are
+ * printed and appended to target/overload-numbers.txt.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class OverloadTests {
+
+    /** -Doverload.seconds=60 for the full-size runs of the README. */
+    private static final Duration POLITE_FOR = Duration.ofSeconds(Long.getLong("overload.seconds", 6));
+    /**
+     * -Doverload.admission=false starts the chain with admission off, to measure the "before" of the
+     * README: the numbers are recorded first, then the assertions fail, as they should.
+     */
+    private static final String ADMISSION = "--grpcops.admission.enabled=" + System.getProperty("overload.admission", "true");
+    private static final Duration DEADLINE = Duration.ofSeconds(1);
+    /** On a loaded 2-core CI machine, where the floods, the chain and the test share the cores. */
+    private static final double MIN_COMPLETE = 0.99;
+    private static final long MAX_P99_MILLIS = 500;
+
+    private static ServiceProcess stock;
+    private static ServiceProcess pricing;
+    private static ServiceProcess edge;
+    private static List<ManagedChannel> floodChannels;
+    private static ManagedChannel politeChannel;
+
+    @BeforeAll
+    @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void startChain() {
+        stock = ServiceProcess.start("stock-service", "stock-overload", "127.0.0.1", Map.of(), ADMISSION);
+        pricing = ServiceProcess.start("pricing-service", "pricing-overload", "127.0.0.1", Map.of(),
+                "--grpc.client.stock.address=static://" + stock.target(),
+                "--grpcops.admission.callers.capped.max-criticality=default", ADMISSION);
+        edge = ServiceProcess.start("edge-service", "edge-overload", "127.0.0.1", Map.of(),
+                "--grpc.client.pricing.address=static://" + pricing.target(),
+                "--grpcops.admission.callers.capped.max-criticality=default", ADMISSION);
+        for (ServiceProcess service : List.of(stock, pricing, edge)) {
+            service.awaitServing(Duration.ofSeconds(90));
+        }
+        floodChannels = List.of(edge.channel(), edge.channel());
+        politeChannel = edge.channel();
+        // Connections and the JIT warm up on the first calls.
+        for (int i = 0; i < 200; i++) {
+            EdgeGrpc.newBlockingStub(politeChannel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("warm-" + i % 7).build());
+        }
+    }
+
+    @AfterAll
+    @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void stopChain() {
+        Stream.concat(Stream.ofNullable(floodChannels).flatMap(List::stream), Stream.ofNullable(politeChannel))
+                .forEach(ManagedChannel::shutdownNow);
+        ServiceProcess.stopAll(Stream.of(edge, pricing, stock).filter(Objects::nonNull).toList());
+    }
+
+    @Test
+    void oneNoisyCallerCannotStarveAWellBehavedOne() throws Exception {
+        scenario("1 noisy caller x 1000 in flight", List.of("noisy"), "default", 1000, "default");
+    }
+
+    @Test
+    void theSameFloodSplitOverEightCallersCannotEither() throws Exception {
+        scenario("8 noisy callers x 128 in flight", IntStream.range(0, 8).mapToObj(i -> "noisy-" + i).toList(),
+                "default", 128, "default");
+    }
+
+    @Test
+    void aSheddableFloodLeavesCriticalTrafficUnharmed() throws Exception {
+        scenario("sheddable flood 1000 in flight, critical caller", List.of("batch"), "sheddable", 1000, "critical");
+    }
+
+    @Test
+    void aCallerCappedAtDefaultThatClaimsCriticalIsTreatedAsDefault() {
+        String edgeBefore = edge.metrics();
+        String pricingBefore = pricing.metrics();
+        Metadata headers = new Metadata();
+        headers.put(Metadata.Key.of("x-grpcops-caller", Metadata.ASCII_STRING_MARSHALLER), "capped");
+        headers.put(Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER), "critical");
+        EdgeGrpc.EdgeBlockingStub stub = EdgeGrpc.newBlockingStub(politeChannel)
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+        for (int i = 0; i < 10; i++) {
+            stub.withDeadlineAfter(5, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
+                    .addSkus("capped-a").addSkus("capped-b").addSkus("capped-c").build());
+        }
+        String edgeAfter = edge.metrics();
+        String pricingAfter = pricing.metrics();
+        assertThat(dispatched(edgeAfter, "critical") - dispatched(edgeBefore, "critical")).isZero();
+        assertThat(dispatched(edgeAfter, "default") - dispatched(edgeBefore, "default")).isGreaterThanOrEqualTo(10);
+        // Edge forwards the criticality it granted: Pricing sees "default" too, for all 30 Quotes.
+        assertThat(dispatched(pricingAfter, "critical") - dispatched(pricingBefore, "critical")).isZero();
+        assertThat(dispatched(pricingAfter, "default") - dispatched(pricingBefore, "default")).isGreaterThanOrEqualTo(30);
+    }
+
+    @Test
+    void aBurstOf2000CallsCreatesNoThreadPerCallAndLeavesNoneBehind() throws Exception {
+        int before = threads(edge);
+        int peak = before;
+        try (Flood burst = new Flood(floodChannels, List.of("burst"), "default", 2000)) {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (System.nanoTime() < end) {
+                peak = Math.max(peak, threads(edge));
+                Thread.sleep(20); // sampling interval of the measurement, not a synchronisation
+            }
+            burst.close();
+            await("the burst's calls to end").atMost(Duration.ofSeconds(30)).until(() -> burst.open() == 0);
+            assertThat(burst.count(Status.Code.UNAVAILABLE)).isZero();
+        }
+        int after = threads(edge);
+        record(String.format(java.util.Locale.ROOT, "burst of 2000 Checkouts in flight: Edge threads %d before, %d at peak, %d after",
+                before, peak, after));
+        // Handlers run on Netty's event loops (2 x cores at most); a queued call holds none.
+        int bound = 2 * Runtime.getRuntime().availableProcessors();
+        assertThat(peak - before).as("threads Edge added under the burst").isLessThanOrEqualTo(bound);
+        assertThat(after - before).as("threads left behind").isLessThanOrEqualTo(bound);
+    }
+
+    private void scenario(String name, List<String> callers, String floodCriticality, int inFlight,
+            String politeCriticality) throws Exception {
+        String edgeBefore = edge.metrics();
+        PoliteCaller.Result polite;
+        try (Flood flood = new Flood(floodChannels, callers, floodCriticality, inFlight)) {
+            await("the flood to fill Edge").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> flooded(edgeBefore, edge.metrics()));
+            polite = PoliteCaller.run(politeChannel, "polite", politeCriticality, 20, POLITE_FOR, DEADLINE);
+            flood.close();
+            await("the flood's calls to end").atMost(Duration.ofSeconds(30)).until(() -> flood.open() == 0);
+            String edgeAfter = edge.metrics();
+            record(String.format(java.util.Locale.ROOT, "%s: polite caller (%s) %s; flood %s; Edge rejected %s",
+                    name, politeCriticality, polite, flood.statuses(), rejectedByReason(edgeBefore, edgeAfter)));
+            assertThat(flood.count(Status.Code.RESOURCE_EXHAUSTED)).as("the flood is told to back off").isPositive();
+            assertThat(flood.count(Status.Code.UNAVAILABLE)).as("never UNAVAILABLE, which clients retry").isZero();
+        }
+        assertThat(polite.completeShare()).as("complete answers: " + polite).isGreaterThanOrEqualTo(MIN_COMPLETE);
+        assertThat(polite.p99Millis()).as("p99: " + polite).isLessThanOrEqualTo(MAX_P99_MILLIS);
+    }
+
+    /** Admission rejects the flood; without admission (the "before"), Edge holds a thousand calls. */
+    private static boolean flooded(String before, String now) {
+        return Prometheus.sum(now, "grpc_admission_rejected_total") > Prometheus.sum(before, "grpc_admission_rejected_total")
+                || Prometheus.sum(now, "grpc_server_calls_in_flight") >= 900;
+    }
+
+    private static double dispatched(String metrics, String level) {
+        return Prometheus.sum(metrics, "grpc_admission_dispatched_total", "priority_level=\"" + level + "\"");
+    }
+
+    private static String rejectedByReason(String before, String after) {
+        StringBuilder text = new StringBuilder();
+        for (String reason : List.of("queue-full", "time-out", "deadline-infeasible", "concurrency-limit", "cancelled")) {
+            double count = Prometheus.sum(after, "grpc_admission_rejected_total", "reason=\"" + reason + "\"")
+                    - Prometheus.sum(before, "grpc_admission_rejected_total", "reason=\"" + reason + "\"");
+            text.append(reason).append('=').append((long) count).append(' ');
+        }
+        return text.toString().trim();
+    }
+
+    private static int threads(ServiceProcess service) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/" + service.pid() + "/status"))) {
+            if (line.startsWith("Threads:")) {
+                return Integer.parseInt(line.substring("Threads:".length()).trim());
+            }
+        }
+        throw new IllegalStateException("no thread count for " + service.pid());
+    }
+
+    private static void record(String measured) throws IOException {
+        System.out.println(measured);
+        Files.writeString(Path.of("target/overload-numbers.txt"), measured + System.lineSeparator(),
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+}
