@@ -8,8 +8,10 @@
 # Contenders, one after another, each as three processes on loopback:
 #   (a) the hand-written chain (bench/, plain grpc-java, direct executors)   ports 52071-52073
 #   (b) the suite (stock-service, pricing-service, edge-service jars)        ports 52061-52063 (+ management 52064-52066)
+#       at its defaults: budgets, admission, health checking and metrics on
 #   (c) the suite with the budget layer off (--grpcops.budget.enabled=false)
-#   (d) the suite with admission on: a hook, see ADMISSION_ARGS below
+#   (d) the suite with admission off (--grpcops.admission.enabled=false): (d) against (b) is
+#       what fair admission costs when nothing is overloaded
 # For each: start, wait until it answers (bounded), warm up, drive Edge/Checkout with
 # {"skus":["a","b","c"]} (delay 0) at a fixed concurrency, measure Checkouts/s, p50/p99 and the CPU
 # seconds the three processes spent per 1000 Checkouts (utime+stime from /proc/<pid>/stat), stop.
@@ -40,10 +42,6 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 # ---------------------------------------------------------------------------------------------
-# (d) Hook for the fair-admission issue: the suite with admission on. Put the properties that
-# switch admission on here (e.g. ADMISSION_ARGS=(--grpcops.admission.enabled=true)); while the
-# array is empty, (d) is listed as "not run".
-ADMISSION_ARGS=()
 # (e) the suite with other arguments, to measure what one setting costs or buys in the same run:
 # BENCH_VARIANT='--grpc.metricsA66Enabled=true --grpcops.server.direct-executor=false' scripts/bench.sh
 read -r -a VARIANT_ARGS <<<"${BENCH_VARIANT:-}"
@@ -361,7 +359,7 @@ contender_name() {
     a) echo "(a) hand-written grpc-java" ;;
     b) echo "(b) suite" ;;
     c) echo "(c) suite, budget layer off" ;;
-    d) echo "(d) suite, admission on" ;;
+    d) echo "(d) suite, admission off" ;;
     e) echo "(e) suite with ${VARIANT_ARGS[*]}" ;;
   esac
 }
@@ -378,7 +376,7 @@ run_contender() { # id dir
     a) run_hand_written "$dir" ;;
     b) run_suite "$dir" ;;
     c) run_suite "$dir" --grpcops.budget.enabled=false ;;
-    d) run_suite "$dir" "${ADMISSION_ARGS[@]}" ;;
+    d) run_suite "$dir" --grpcops.admission.enabled=false ;;
     e) run_suite "$dir" "${VARIANT_ARGS[@]}" ;;
   esac
 }
@@ -395,7 +393,7 @@ echo "bench: $(nproc) CPUs, ${CPU_MODEL}; load average ${LOAD_BEFORE##*load aver
 failed=()
 for ((round = 1; round <= ROUNDS; round++)); do
   for id in "${CONTENDERS[@]}"; do
-    if { [ "$id" = d ] && [ ${#ADMISSION_ARGS[@]} -eq 0 ]; } || { [ "$id" = e ] && [ ${#VARIANT_ARGS[@]} -eq 0 ]; }; then
+    if [ "$id" = e ] && [ ${#VARIANT_ARGS[@]} -eq 0 ]; then
       continue
     fi
     [[ " ${failed[*]} " == *" $id "* ]] && continue # failed once: not again
@@ -420,11 +418,11 @@ done
 LOAD_AFTER=$(uptime)
 
 # ----------------------------------------------------------------------------- report
-REPORT=$(python3 - "$RUN_DIR" "$DRIVER" "${CONTENDERS[*]}" "${#ADMISSION_ARGS[@]}" "${VARIANT_ARGS[*]}" <<'PY'
+REPORT=$(python3 - "$RUN_DIR" "$DRIVER" "${CONTENDERS[*]}" "${VARIANT_ARGS[*]}" <<'PY'
 import json, os, sys
-run_dir, driver, ids, admission, variant = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4]), sys.argv[5]
+run_dir, driver, ids, variant = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
 names = {"a": "(a) hand-written grpc-java", "b": "(b) suite", "c": "(c) suite, budget layer off",
-         "d": "(d) suite, admission on", "e": f"(e) suite with `{variant}`"}
+         "d": "(d) suite, admission off", "e": f"(e) suite with `{variant}`"}
 import glob, statistics
 def median_of(results):
     """Each number the median over the rounds (the only round, when there was one)."""
@@ -456,9 +454,6 @@ out.append("| contender | Checkouts/s | p50 ms | p99 ms | CPU s / 1000 Checkouts
 out.append("|---|---:|---:|---:|---:|---:|")
 for i in ["a", "b", "c", "d", "e"]:
     if i not in ids or (i == "e" and not variant):
-        continue
-    if i == "d" and admission == 0:
-        out.append(f"| {names[i]} | — | — | — | — | not run (hook: ADMISSION_ARGS in scripts/bench.sh) |")
         continue
     r = res.get(i)
     if r is None:

@@ -66,6 +66,19 @@ class DrainBeforeStopTests {
     }
 
     @Test
+    void theDrainingHookRunsOnceHealthSaysNotServingAndBeforeTheServersStop() {
+        List<String> seen = new java.util.ArrayList<>();
+        new DrainBeforeStop(health, inFlight, Duration.ZERO, Duration.ofSeconds(10), () -> seen.add(
+                io.grpc.health.v1.HealthGrpc.newBlockingStub(toA).withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance()).getStatus() + ", serving calls: "
+                        + !a.isShutdown()))
+                .drain(List.of(a, b));
+
+        assertThat(seen).containsExactly("NOT_SERVING, serving calls: true");
+        assertThat(a.isShutdown()).isTrue();
+    }
+
+    @Test
     void drainsEveryServerNotOnlyTheLastStarted() {
         new DrainBeforeStop(health, inFlight, Duration.ZERO, Duration.ofSeconds(10)).drain(List.of(a, b));
 
