@@ -26,23 +26,31 @@ class FairQueuingTests {
         return call;
     }
 
+    private void offer(Admission admission, String flow, int count) {
+        for (int i = 0; i < count; i++) {
+            offer(admission, "default", flow);
+        }
+    }
+
+    /** Runs {@code calls} calls one after another on the single seat, each for {@code millis}; returns the one running then. */
+    private TestCall serve(TestCall running, int calls, long millis) {
+        TestCall current = running;
+        for (int i = 0; i < calls; i++) {
+            time.advanceMillis(millis);
+            current.release();
+            current = started.get(started.size() - 1);
+        }
+        return current;
+    }
+
     @Test
     void aLightFlowIsServedBetweenTheCallsOfAHeavyOne() {
         Admission admission = admission(1, PriorityLevelConfig.of("default", 1));
         TestCall first = offer(admission, "default", "heavy");
-        for (int i = 0; i < 40; i++) {
-            offer(admission, "default", "heavy");
-        }
-        for (int i = 0; i < 5; i++) {
-            offer(admission, "default", "light");
-        }
+        offer(admission, "heavy", 40);
+        offer(admission, "light", 5);
         started.clear();
-        TestCall running = first;
-        for (int i = 0; i < 10; i++) {
-            time.advanceMillis(2);
-            running.release();
-            running = started.get(started.size() - 1);
-        }
+        serve(first, 10, 2);
 
         // Alternating: the light flow's five calls go in the first ten seats, not after the heavy flow's forty.
         assertThat(started.subList(0, 10)).extracting(TestCall::flow)
@@ -126,24 +134,12 @@ class FairQueuingTests {
     void anIdleQueueComingBackGetsNoCreditForItsIdleTime() {
         Admission admission = admission(1, PriorityLevelConfig.of("default", 1));
         TestCall running = offer(admission, "default", "steady");
-        for (int i = 0; i < 20; i++) {
-            offer(admission, "default", "steady");
-        }
-        for (int i = 0; i < 10; i++) {
-            time.advanceMillis(3);
-            running.release();
-            running = started.get(started.size() - 1);
-        }
+        offer(admission, "steady", 20);
+        running = serve(running, 10, 3);
         // A flow that was idle while "steady" ran ten calls arrives with five.
-        for (int i = 0; i < 5; i++) {
-            offer(admission, "default", "late");
-        }
+        offer(admission, "late", 5);
         started.clear();
-        for (int i = 0; i < 6; i++) {
-            time.advanceMillis(3);
-            running.release();
-            running = started.get(started.size() - 1);
-        }
+        serve(running, 6, 3);
         // It alternates with "steady" instead of taking the next five seats in a row.
         assertThat(started).extracting(TestCall::flow).filteredOn("steady"::equals).hasSizeGreaterThanOrEqualTo(2);
     }
