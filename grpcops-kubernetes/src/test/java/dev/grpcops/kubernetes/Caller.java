@@ -19,6 +19,7 @@ final class Caller implements AutoCloseable {
     final AtomicInteger ok = new AtomicInteger();
     final AtomicInteger failed = new AtomicInteger();
     final Map<String, AtomicLong> lastAnswerNanos = new ConcurrentHashMap<>();
+    final Map<String, Long> firstAnswerNanos = new ConcurrentHashMap<>();
     volatile StatusRuntimeException lastFailure;
 
     Caller(ManagedChannel channel) {
@@ -33,7 +34,9 @@ final class Caller implements AutoCloseable {
             try {
                 String pod = WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
                         .who(WhoRequest.getDefaultInstance()).getPod();
-                lastAnswerNanos.computeIfAbsent(pod, p -> new AtomicLong()).set(System.nanoTime());
+                long now = System.nanoTime();
+                firstAnswerNanos.putIfAbsent(pod, now);
+                lastAnswerNanos.computeIfAbsent(pod, p -> new AtomicLong()).set(now);
                 ok.incrementAndGet();
             } catch (StatusRuntimeException e) {
                 lastFailure = e;
