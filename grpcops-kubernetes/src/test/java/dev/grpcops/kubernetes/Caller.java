@@ -20,6 +20,8 @@ final class Caller implements AutoCloseable {
     final AtomicInteger failed = new AtomicInteger();
     final Map<String, AtomicLong> lastAnswerNanos = new ConcurrentHashMap<>();
     final Map<String, Long> firstAnswerNanos = new ConcurrentHashMap<>();
+    /** The failures, with the pods' call counts before them: what a failed assertion shows. */
+    final java.util.Queue<String> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
     volatile StatusRuntimeException lastFailure;
 
     Caller(ManagedChannel channel) {
@@ -32,7 +34,7 @@ final class Caller implements AutoCloseable {
     private void run() {
         while (running) {
             try {
-                String pod = WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
+                String pod = WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
                         .who(WhoRequest.getDefaultInstance()).getPod();
                 long now = System.nanoTime();
                 firstAnswerNanos.putIfAbsent(pod, now);
@@ -40,6 +42,9 @@ final class Caller implements AutoCloseable {
                 ok.incrementAndGet();
             } catch (StatusRuntimeException e) {
                 lastFailure = e;
+                if (failures.size() < 10) {
+                    failures.add(e.getStatus() + " after " + ok.get() + " calls");
+                }
                 failed.incrementAndGet();
             }
         }
