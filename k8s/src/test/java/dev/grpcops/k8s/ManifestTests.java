@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.grpcops.autoconfigure.admin.AdminProperties;
 import dev.grpcops.autoconfigure.lifecycle.MaxConnectionAgeEnvironment;
 import dev.grpcops.autoconfigure.lifecycle.ShutdownProperties;
+import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -13,6 +14,9 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -40,6 +44,11 @@ class ManifestTests {
 
     private static final Pattern HEADLESS_TARGET =
             Pattern.compile("dns:///([a-z0-9-]+)-headless\\.grpcops\\.svc\\.cluster\\.local:(\\d+)");
+    /** kubernetes:///service.namespace:port-name, the form the resolver takes. */
+    private static final Pattern KUBERNETES_TARGET =
+            Pattern.compile(KubernetesNameResolverProvider.SCHEME + ":///([a-z0-9-]+)\\.([a-z0-9-]+):([a-z0-9-]+)");
+    /** Who calls whom in the chain. */
+    private static final Map<String, String> DOWNSTREAM = Map.of("pricing", "stock", "edge", "pricing");
 
     static Stream<Path> objectFiles() {
         return Manifests.objectFiles().stream();
@@ -227,11 +236,12 @@ class ManifestTests {
                 "MAX_CONNECTION_AGE_MS"))).as("minutes in production").isGreaterThanOrEqualTo(60_000);
     }
 
-    @Test
-    void chainServicesCallTheirDownstreamThroughItsHeadlessService() {
-        List<HasMetadata> base = Manifests.render("base");
-        Map<String, String> downstream = Map.of("pricing", "stock", "edge", "pricing");
-        downstream.forEach((caller, callee) -> {
+    /** The base, and the lab that keeps it so that both resolvers can be compared (prod: see below). */
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/lab"})
+    void chainServicesCallTheirDownstreamThroughItsHeadlessService(String dir) {
+        List<HasMetadata> base = Manifests.render(dir);
+        DOWNSTREAM.forEach((caller, callee) -> {
             String args = String.join(" ", container(named(of(base, Deployment.class), caller)).getArgs());
             Matcher target = HEADLESS_TARGET.matcher(args);
             assertThat(target.find()).as(caller + " args: " + args).isTrue();
@@ -242,6 +252,83 @@ class ManifestTests {
             assertThat(headless.getSpec().getPorts()).anySatisfy(p ->
                     assertThat(p.getPort()).isEqualTo(ServiceModule.of(callee).grpcPort()));
         });
+    }
+
+    /**
+     * Production resolves Pricing and Stock through their EndpointSlices: the target is one the
+     * resolver takes (its scheme, a Service and port name that exist), the service has the module,
+     * and its pod runs as a ServiceAccount bound to a Role granting what the resolver watches.
+     */
+    @Test
+    void productionCallsDownstreamThroughTheKubernetesResolverWithTheRbacItNeeds() {
+        List<HasMetadata> prod = Manifests.render("overlays/prod");
+        DOWNSTREAM.forEach((caller, callee) -> {
+            Deployment deployment = named(of(prod, Deployment.class), caller);
+            String args = String.join(" ", container(deployment).getArgs());
+            Matcher target = KUBERNETES_TARGET.matcher(args);
+            assertThat(target.find()).as(caller + " args: " + args).isTrue();
+            assertThat(target.group(2)).isEqualTo("grpcops");
+            Service service = named(of(prod, Service.class), target.group(1));
+            assertThat(service.getSpec().getSelector()).containsEntry("app", callee);
+            assertThat(service.getSpec().getPorts()).as("port named " + target.group(3)).anySatisfy(p -> {
+                assertThat(p.getName()).isEqualTo(target.group(3));
+                assertThat(p.getPort()).isEqualTo(ServiceModule.of(callee).grpcPort());
+            });
+            assertThat(Manifests.read(Manifests.ROOT.resolve(ServiceModule.of(caller).module + "/pom.xml")))
+                    .as(caller + " has the resolver on its classpath").contains("<artifactId>grpcops-kubernetes</artifactId>");
+
+            var pod = deployment.getSpec().getTemplate().getSpec();
+            assertThat(pod.getAutomountServiceAccountToken()).as(caller + " mounts its token for the resolver").isTrue();
+            String account = pod.getServiceAccountName();
+            assertThat(account).as(caller + " runs as its own ServiceAccount").isEqualTo(caller);
+            assertThat(of(prod, io.fabric8.kubernetes.api.model.ServiceAccount.class))
+                    .extracting(a -> a.getMetadata().getName()).contains(account);
+            assertThat(rulesBoundTo(prod, account)).as(caller + " may watch what the resolver watches")
+                    .anySatisfy(rule -> assertThat(grants(rule)).isTrue());
+        });
+    }
+
+    /** Least privilege: every Role grants get/list/watch on endpointslices, nothing more, nothing else. */
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void rolesGrantOnlyWhatTheResolverWatches(String dir) {
+        List<Role> roles = of(Manifests.render(dir), Role.class);
+        assertThat(roles).isNotEmpty();
+        String[] resource = KubernetesNameResolverProvider.WATCHED_RESOURCE.split("\\.", 2);
+        for (Role role : roles) {
+            assertThat(role.getRules()).as(role.getMetadata().getName()).allSatisfy(rule -> {
+                assertThat(rule.getApiGroups()).containsExactly(resource[1]);
+                assertThat(rule.getResources()).containsExactly(resource[0]);
+                assertThat(rule.getVerbs()).containsExactlyInAnyOrderElementsOf(KubernetesNameResolverProvider.VERBS);
+            });
+        }
+    }
+
+    /** Pods whose channels do not use kubernetes:/// carry no API token at all. */
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/lab", "overlays/prod"})
+    void onlyPodsThatWatchTheApiMountAToken(String dir) {
+        for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
+            boolean watches = container(deployment).getArgs() != null && container(deployment).getArgs().stream()
+                    .anyMatch(a -> a.contains(KubernetesNameResolverProvider.SCHEME + ":///"));
+            assertThat(deployment.getSpec().getTemplate().getSpec().getAutomountServiceAccountToken())
+                    .as(dir + " " + app(deployment)).isEqualTo(watches);
+        }
+    }
+
+    private static List<PolicyRule> rulesBoundTo(List<HasMetadata> objects, String serviceAccount) {
+        return of(objects, RoleBinding.class).stream()
+                .filter(b -> b.getSubjects().stream().anyMatch(s -> s.getKind().equals("ServiceAccount")
+                        && s.getName().equals(serviceAccount)))
+                .filter(b -> b.getRoleRef().getKind().equals("Role"))
+                .map(b -> named(of(objects, Role.class), b.getRoleRef().getName()))
+                .flatMap(r -> r.getRules().stream()).toList();
+    }
+
+    private static boolean grants(PolicyRule rule) {
+        String[] resource = KubernetesNameResolverProvider.WATCHED_RESOURCE.split("\\.", 2);
+        return rule.getApiGroups().contains(resource[1]) && rule.getResources().contains(resource[0])
+                && rule.getVerbs().containsAll(KubernetesNameResolverProvider.VERBS);
     }
 
     @Test

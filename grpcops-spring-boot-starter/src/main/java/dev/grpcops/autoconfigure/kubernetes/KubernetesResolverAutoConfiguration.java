@@ -1,0 +1,40 @@
+package dev.grpcops.autoconfigure.kubernetes;
+
+import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
+import dev.grpcops.kubernetes.ResolverListener;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code kubernetes:///} resolver of {@code grpcops-kubernetes}, when a service has that module:
+ * channels (net.devh's {@code grpc.client.NAME.address=kubernetes:///pricing.grpcops:grpc}) follow
+ * the Service's EndpointSlices, with {@code grpc_resolver_endpoints{target}} and
+ * {@code grpc_resolver_watch_errors_total{target}}. Without the module, nothing happens.
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@ConditionalOnClass({KubernetesNameResolverProvider.class, GrpcChannelConfigurer.class})
+@ConditionalOnProperty(prefix = "grpcops.kubernetes", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(KubernetesResolverProperties.class)
+public class KubernetesResolverAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    ResolverListener resolverListener(ObjectProvider<MeterRegistry> registry) {
+        return new MicrometerResolverListener(registry.getIfAvailable(CompositeMeterRegistry::new));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    KubernetesResolverRegistration kubernetesResolverRegistration(ResolverListener listener,
+            KubernetesResolverProperties properties) {
+        return new KubernetesResolverRegistration(listener, properties.getWatchReconnectInterval());
+    }
+}
