@@ -20,8 +20,12 @@ import org.slf4j.LoggerFactory;
  * call that finds a seat free runs at once; otherwise it waits in its level's fair queues, or is
  * rejected at once when it could not finish in time anyway, when its queue is full, or when its
  * level does not queue. When a seat frees, levels below their nominal seats are served first, then
- * the others borrow it. Nobody waits on a thread: a queued call is started by whichever thread
- * freed the seat, or rejected by admission's timer when its wait outlives its allowance.
+ * the others borrow it (never the seats owed to a level without queues, which could not wait for
+ * them). Nobody waits on a thread: a queued call is started by whichever thread freed the seat, or
+ * rejected by admission's timer when its wait outlives its allowance.
+ *
+ * <p>Unlike APF, a call that finds a seat free skips the queues (no hashing on the fast path): fair
+ * order is kept among the calls that wait, which is when it matters.
  */
 public final class Admission {
 
@@ -29,7 +33,10 @@ public final class Admission {
     /** APF's first guess at a call's service time, before any was measured. */
     static final long INITIAL_ESTIMATE_NANOS = 3_000_000L;
 
-    /** Runs {@code task} after {@code delayNanos}; returns what cancels it. */
+    /**
+     * Runs {@code task} after {@code delayNanos}; returns what cancels it. Called under admission's
+     * lock: it must not block, nor run the task on the calling thread.
+     */
     @FunctionalInterface
     public interface Timer {
         Runnable schedule(Runnable task, long delayNanos);
@@ -109,6 +116,7 @@ public final class Admission {
     private final AdmissionListener listener;
     private final LongSupplier clock;
     private final Timer timer;
+    private final boolean hasLevelsWithoutQueues;
     private final ThreadLocal<Starter> starters = ThreadLocal.withInitial(Starter::new);
     private int executing;
     private boolean draining;
@@ -127,6 +135,7 @@ public final class Admission {
         }
         this.levels = Collections.unmodifiableMap(byName);
         this.levelArray = byName.values().toArray(new Level[0]);
+        this.hasLevelsWithoutQueues = config.levels().stream().anyMatch(level -> level.queues() == 0);
     }
 
     /** Admission on the system clock, with timeouts on one shared daemon thread. */
@@ -167,7 +176,7 @@ public final class Admission {
                 throw new IllegalStateException("a request is offered once");
             }
             request.offeredNanos = now;
-            if (executing < limit) {
+            if (executing < limit - reservedFor(level)) {
                 seat(request, now);
                 seated = true;
             } else {
@@ -220,14 +229,15 @@ public final class Admission {
             }
             request.state = AdmissionRequest.State.DONE;
             Level level = request.level;
-            executing--;
-            level.executing--;
             long service = now - request.startedNanos;
-            level.observe(service);
             if (request.queue != null) {
+                // Virtual time up to now ran at the seat count before this release.
                 level.queues.sync(now, level.seats());
                 level.queues.finished(request, service);
             }
+            executing--;
+            level.executing--;
+            level.observe(service);
             started = dispatch(now);
         }
         if (started != null) {
@@ -283,7 +293,8 @@ public final class Admission {
             return reject(request, level, RejectReason.QUEUE_FULL, now);
         }
         long predictedWait = level.queues.dispatchesAhead(queue) * level.estimateNanos / level.seats();
-        if (predictedWait > request.allowanceNanos) {
+        // It must be able to wait and then do its own work (the level's measured service time).
+        if (predictedWait + level.estimateNanos > request.allowanceNanos) {
             return reject(request, level, RejectReason.DEADLINE_INFEASIBLE, now);
         }
         level.queues.add(request, queue, flow);
@@ -300,6 +311,24 @@ public final class Admission {
 
     private static Rejection rejection(Level level, RejectReason reason, long now) {
         return new Rejection(level.name, reason, Duration.ofMillis(level.pushback.rejected(now)));
+    }
+
+    /**
+     * Under the lock: seats {@code level} may not take because levels without queues are owed them.
+     * A level that queues gets its owed seats when they free; one that does not queue can only
+     * find them free, so they are kept free for it. A level is never kept from its own share.
+     */
+    private int reservedFor(Level level) {
+        if (level.executing < level.nominal || !hasLevelsWithoutQueues) {
+            return 0;
+        }
+        int reserved = 0;
+        for (Level other : levelArray) {
+            if (other != level && other.queues == null) {
+                reserved += Math.max(0, other.nominal - other.executing);
+            }
+        }
+        return reserved;
     }
 
     private void seat(AdmissionRequest request, long now) {
@@ -320,6 +349,9 @@ public final class Admission {
                     continue;
                 }
                 boolean owed = level.executing < level.nominal;
+                if (!owed && executing >= limit - reservedFor(level)) {
+                    continue; // would borrow a seat a level that does not queue is owed
+                }
                 // Owed seats first; among equals, the level using the least of its share.
                 if (next == null || owed && !nextOwed
                         || owed == nextOwed && (long) level.executing * next.nominal < (long) next.executing * level.nominal) {
@@ -368,9 +400,10 @@ public final class Admission {
                 listener.dispatched(request.level.name, request.startedNanos - request.offeredNanos);
                 try {
                     request.start();
-                } catch (RuntimeException e) {
+                } catch (Throwable e) {
+                    // AdmittedCall ends its own call and frees its seat; a request that throws
+                    // anyway must not stop the others this loop still has to start.
                     log.warn("admission: a dispatched call failed to start", e);
-                    request.release();
                 }
             }
         } finally {

@@ -52,6 +52,9 @@ class AdmissionInterceptorTests {
 
         @Override
         public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+            if (request.getSku().equals("boom")) {
+                throw new IllegalStateException("a handler bug");
+            }
             served.add(Caller.current().map(c -> c.id() + "/" + c.criticality().value()).orElse("none"));
             deadlinesMillis.add(Context.current().getDeadline() == null ? -1
                     : Context.current().getDeadline().timeRemaining(TimeUnit.MILLISECONDS));
@@ -72,6 +75,18 @@ class AdmissionInterceptorTests {
     private Admission admission;
     private ManagedChannel channel;
 
+    /** Throws from startCall, as an interceptor inside admission or a service that fails to load might. */
+    private static final ServerInterceptor FAILS_TO_START = new ServerInterceptor() {
+        @Override
+        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
+                ServerCallHandler<ReqT, RespT> next) {
+            if (headers.containsKey(Metadata.Key.of("x-fail-to-start", Metadata.ASCII_STRING_MARSHALLER))) {
+                throw new ExceptionInInitializerError("a service class that failed to load");
+            }
+            return next.startCall(call, headers);
+        }
+    };
+
     private void start(int limit, PriorityLevelConfig level) throws Exception {
         admission = Admission.create(new AdmissionConfig(limit, List.of(level), Duration.ofSeconds(10),
                 Duration.ofSeconds(1), Duration.ofSeconds(32)), new AdmissionListener() {
@@ -89,7 +104,7 @@ class AdmissionInterceptorTests {
                 Set.of(HealthGrpc.SERVICE_NAME), Set.of(), Duration.ofSeconds(2), Duration.ofSeconds(1_000_000), Duration.ZERO);
         String name = InProcessServerBuilder.generateName();
         Server server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(ServerInterceptors.intercept(stock, interceptor))
+                .addService(ServerInterceptors.intercept(stock, FAILS_TO_START, interceptor))
                 .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), interceptor))
                 .build().start();
         closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -157,6 +172,44 @@ class AdmissionInterceptorTests {
         assertThat(trailers[0].get(Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER)))
                 .isEqualTo("1000");
         assertThat(rejections).containsExactly("default/concurrency-limit");
+    }
+
+    @Test
+    void aHandlerThatThrowsAfterWaitingEndsItsCallUnknownAndFreesItsSeat() throws Exception {
+        start(1, PriorityLevelConfig.of("default", 1));
+        var first = as("alpha", null).check(CheckRequest.getDefaultInstance());
+        var failing = as("beta", null).check(CheckRequest.newBuilder().setSku("boom").build());
+        await("the failing call to queue", () -> admission.level("default").inQueue() == 1);
+
+        stock.answerOne();
+        first.get(5, TimeUnit.SECONDS);
+
+        assertThatThrownBy(() -> failing.get(5, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(
+                StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+        await("the seat to be free", () -> admission.level("default").executingSeats() == 0);
+        as("gamma", null).check(CheckRequest.getDefaultInstance());
+        await("the next call to run", () -> stock.served.size() == 2);
+    }
+
+    @Test
+    void aCallThatFailsToStartWithAnErrorEndsUnknownAndNeverKeepsItsSeat() throws Exception {
+        start(1, PriorityLevelConfig.of("default", 1));
+        Metadata failing = new Metadata();
+        failing.put(Metadata.Key.of("x-fail-to-start", Metadata.ASCII_STRING_MARSHALLER), "1");
+        StockGrpc.StockFutureStub failingStub = StockGrpc.newFutureStub(channel)
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(failing));
+        // With a seat free at once, and after waiting for one.
+        assertThatThrownBy(() -> failingStub.check(CheckRequest.getDefaultInstance()).get(5, TimeUnit.SECONDS))
+                .cause().isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+        var holder = as("alpha", null).check(CheckRequest.getDefaultInstance());
+        var queued = failingStub.check(CheckRequest.getDefaultInstance());
+        await("the failing call to queue", () -> admission.level("default").inQueue() == 1);
+        stock.answerOne();
+        holder.get(5, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(
+                StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+        await("no seat kept", () -> admission.level("default").executingSeats() == 0);
     }
 
     @Test
@@ -242,7 +295,10 @@ class AdmissionInterceptorTests {
         caller.attachTo(Context.current()).run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));
         assertThat(seenDownstream).hasSize(1);
         assertThat(seenDownstream.get(0).get(Caller.CALLER_KEY)).isEqualTo("mobile-app");
-        assertThat(seenDownstream.get(0).get(Caller.CRITICALITY_KEY)).as("the granted criticality, not the claimed one")
-                .isEqualTo("default");
+        assertThat(seenDownstream.get(0).get(Caller.CRITICALITY_KEY))
+                .as("the granted criticality (default, which is what no header means), not the claimed critical").isNull();
+        Caller.of("checkout", null, Criticality.CRITICAL).attachTo(Context.current())
+                .run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));
+        assertThat(seenDownstream.get(1).get(Caller.CRITICALITY_KEY)).isEqualTo("critical");
     }
 }

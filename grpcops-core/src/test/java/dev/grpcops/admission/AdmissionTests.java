@@ -65,6 +65,22 @@ class AdmissionTests {
     }
 
     @Test
+    void seatsOwedToALevelWithoutQueuesAreNotBorrowedBecauseItCouldNotWaitForThem() {
+        Admission admission = admission(10, Duration.ofSeconds(5), new PriorityLevelConfig("critical", 50, 0, 0, 0),
+                PriorityLevelConfig.of("sheddable", 50));
+        for (int i = 0; i < 20; i++) {
+            offer(admission, "sheddable", "batch", 5_000);
+        }
+        assertThat(admission.level("sheddable").executingSeats()).as("its own five, none of critical's").isEqualTo(5);
+
+        for (int i = 0; i < 5; i++) {
+            assertThat(offer(admission, "critical", "checkout", 5_000).started).isTrue();
+        }
+        assertThat(offer(admission, "critical", "checkout", 5_000).rejection.reason())
+                .isEqualTo(RejectReason.CONCURRENCY_LIMIT);
+    }
+
+    @Test
     void aCallThatCouldNotFinishAfterItsPredictedWaitIsRejectedAtOnce() {
         Admission admission = admission(1, Duration.ofSeconds(5), PriorityLevelConfig.of("default", 1));
         offer(admission, "default", "holder", 5_000);

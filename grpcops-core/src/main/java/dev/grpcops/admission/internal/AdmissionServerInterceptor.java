@@ -3,6 +3,7 @@ package dev.grpcops.admission.internal;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
+import dev.grpcops.budget.Budget;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Grpc;
@@ -12,6 +13,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -59,12 +61,18 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
         AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(admission.level(policy.levelOf(caller)),
-                remaining(context.getDeadline()) - neededNanos, caller, call, headers, next, context);
+                remaining(context) - neededNanos, caller, call, headers, next, context);
         admitted.offerTo(admission);
         return admitted.listener();
     }
 
-    private long remaining(Deadline deadline) {
+    /** The call's budget when the budget interceptor ran first (it should), else its deadline or the default. */
+    private long remaining(Context context) {
+        Optional<Budget> budget = Budget.current(); // context is the current one's child: same budget
+        if (budget.isPresent()) {
+            return budget.get().remaining().toNanos();
+        }
+        Deadline deadline = context.getDeadline();
         if (deadline == null) {
             return defaultBudgetNanos;
         }

@@ -29,8 +29,6 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
     private final ServerCallHandler<ReqT, RespT> next;
     private final Context context;
     private final Deferred listener = new Deferred();
-    /** True while offered on the transport's own thread: a failure to start then goes to the transport as usual. */
-    private boolean offering;
 
     AdmittedCall(Admission.Level level, long allowanceNanos, Caller caller, ServerCall<ReqT, RespT> call,
             Metadata headers, ServerCallHandler<ReqT, RespT> next, Context context) {
@@ -43,12 +41,7 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
     }
 
     void offerTo(Admission admission) {
-        offering = true;
-        try {
-            admission.offer(this);
-        } finally {
-            offering = false;
-        }
+        admission.offer(this);
     }
 
     ServerCall.Listener<ReqT> listener() {
@@ -60,24 +53,34 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
         return caller.id();
     }
 
+    /**
+     * Starts the handler. It may run on another call's thread, where no transport catches what the
+     * handler throws: a failure ends the call {@code UNKNOWN} here, as grpc-java's ServerImpl would,
+     * and frees the seat, whatever was thrown (an Error too), so no seat is ever lost.
+     */
     @Override
     protected void start() {
         ServerCall.Listener<ReqT> delegate;
         Context previous = context.attach();
         try {
             delegate = next.startCall(call, headers);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             release();
-            if (offering) {
-                throw e;
-            }
             listener.ended();
-            call.close(Status.UNKNOWN.withDescription("the call failed to start").withCause(e), new Metadata());
+            closeQuietly(e);
             return;
         } finally {
             context.detach(previous);
         }
         listener.started(delegate);
+    }
+
+    private void closeQuietly(Throwable failure) {
+        try {
+            call.close(Status.UNKNOWN.withDescription("Application error processing RPC").withCause(failure), new Metadata());
+        } catch (IllegalStateException alreadyClosed) {
+            // The handler closed the call before it failed: nothing more to tell the client.
+        }
     }
 
     @Override
@@ -119,7 +122,20 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
                     toRun = pending;
                     pending = new ArrayList<>();
                 }
-                toRun.forEach(this::inContext);
+                toRun.forEach(this::replay);
+            }
+        }
+
+        /**
+         * Events replayed here run the handler on this thread, outside the transport's own error
+         * handling: a handler that throws ends its call {@code UNKNOWN}, and the events after it
+         * (the completion that frees the seat) are still delivered.
+         */
+        private void replay(Runnable event) {
+            try {
+                inContext(event);
+            } catch (Throwable e) {
+                closeQuietly(e);
             }
         }
 
@@ -133,18 +149,48 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
             }
         }
 
+        // Once passing through (always, for a call that found a seat free), events go straight to
+        // the handler's listener: no event object per call on the fast path.
+
         @Override
         public void onMessage(ReqT message) {
+            if (passThrough) {
+                Context previous = context.attach();
+                try {
+                    delegate.onMessage(message);
+                } finally {
+                    context.detach(previous);
+                }
+                return;
+            }
             deliver(() -> delegate.onMessage(message));
         }
 
         @Override
         public void onHalfClose() {
+            if (passThrough) {
+                Context previous = context.attach();
+                try {
+                    delegate.onHalfClose();
+                } finally {
+                    context.detach(previous);
+                }
+                return;
+            }
             deliver(() -> delegate.onHalfClose());
         }
 
         @Override
         public void onReady() {
+            if (passThrough) {
+                Context previous = context.attach();
+                try {
+                    delegate.onReady();
+                } finally {
+                    context.detach(previous);
+                }
+                return;
+            }
             deliver(() -> delegate.onReady());
         }
 
@@ -153,24 +199,35 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
             if (!passThrough && cancel()) {
                 return; // it left its queue; the handler never started
             }
-            deliver(() -> {
-                try {
-                    delegate.onCancel();
-                } finally {
-                    release();
-                }
-            });
+            if (passThrough) {
+                ended(false);
+                return;
+            }
+            deliver(() -> ended(false));
         }
 
         @Override
         public void onComplete() {
-            deliver(() -> {
-                try {
+            if (passThrough) {
+                ended(true);
+                return;
+            }
+            deliver(() -> ended(true));
+        }
+
+        /** The last event of every call: the handler hears of it, then the seat is free. */
+        private void ended(boolean completed) {
+            Context previous = context.attach();
+            try {
+                if (completed) {
                     delegate.onComplete();
-                } finally {
-                    release();
+                } else {
+                    delegate.onCancel();
                 }
-            });
+            } finally {
+                context.detach(previous);
+                release();
+            }
         }
 
         private void deliver(Runnable event) {

@@ -1,6 +1,7 @@
 package dev.grpcops.admission.internal;
 
 import dev.grpcops.admission.Caller;
+import dev.grpcops.admission.Criticality;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -31,7 +32,8 @@ public final class CallerForwardingInterceptor implements ClientInterceptor {
                 if (!headers.containsKey(Caller.CALLER_KEY)) {
                     headers.put(Caller.CALLER_KEY, caller.id());
                 }
-                if (!headers.containsKey(Caller.CRITICALITY_KEY)) {
+                // Absent means default at the next hop: one header less on most calls.
+                if (caller.criticality() != Criticality.DEFAULT && !headers.containsKey(Caller.CRITICALITY_KEY)) {
                     headers.put(Caller.CRITICALITY_KEY, caller.criticality().value());
                 }
                 super.start(listener, headers);

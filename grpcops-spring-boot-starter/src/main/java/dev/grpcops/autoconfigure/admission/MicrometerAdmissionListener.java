@@ -4,6 +4,7 @@ import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionListener;
 import dev.grpcops.admission.RejectReason;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -25,7 +26,6 @@ final class MicrometerAdmissionListener implements AdmissionListener {
         Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(5)};
 
     private final Map<String, Counter[]> rejected = new HashMap<>();
-    private final Map<String, Counter> dispatched = new HashMap<>();
     private final Map<String, Timer> waits = new HashMap<>();
 
     MicrometerAdmissionListener(MeterRegistry registry, Collection<String> levels) {
@@ -37,12 +37,14 @@ final class MicrometerAdmissionListener implements AdmissionListener {
                         .tag("priority_level", level).tag("reason", reason.label()).register(registry);
             }
             rejected.put(level, byReason);
-            dispatched.put(level, Counter.builder("grpc.admission.dispatched")
-                    .description("Calls admission gave a seat, by priority level")
-                    .tag("priority_level", level).register(registry));
-            waits.put(level, Timer.builder("grpc.admission.wait")
+            Timer wait = Timer.builder("grpc.admission.wait")
                     .description("Time calls waited for a seat (0 when one was free)")
-                    .tag("priority_level", level).serviceLevelObjectives(WAIT_BUCKETS).register(registry));
+                    .tag("priority_level", level).serviceLevelObjectives(WAIT_BUCKETS).register(registry);
+            waits.put(level, wait);
+            // Every dispatched call records its wait: the count is there already, nothing more per call.
+            FunctionCounter.builder("grpc.admission.dispatched", wait, Timer::count)
+                    .description("Calls admission gave a seat, by priority level")
+                    .tag("priority_level", level).register(registry);
         }
     }
 
@@ -62,7 +64,6 @@ final class MicrometerAdmissionListener implements AdmissionListener {
 
     @Override
     public void dispatched(String level, long waitNanos) {
-        dispatched.get(level).increment();
         waits.get(level).record(waitNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 

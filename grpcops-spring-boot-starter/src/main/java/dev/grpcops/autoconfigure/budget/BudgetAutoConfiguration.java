@@ -20,6 +20,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+import net.devh.boot.grpc.common.util.InterceptorOrder;
 
 /**
  * Deadline budgets for a net.devh gRPC service: the server half (every served call gets a budget)
@@ -67,9 +69,15 @@ public class BudgetAutoConfiguration {
     @ConditionalOnProperty(prefix = "grpcops.budget", name = "enabled", matchIfMissing = true)
     static class ServerSide {
 
+        /**
+         * Before admission (which runs at ORDER_TRACING_METRICS + 100): a call without a deadline
+         * gets its default budget when it arrives, not when it leaves admission's queue, and
+         * admission holds its wait to that budget.
+         */
         @Bean
         @ConditionalOnMissingBean
         @GrpcGlobalServerInterceptor
+        @Order(InterceptorOrder.ORDER_TRACING_METRICS + 50)
         BudgetServerInterceptor budgetServerInterceptor(BudgetRules rules, BudgetListener listener,
                 BudgetProperties properties) {
             return new BudgetServerInterceptor(rules, listener, new HashSet<>(properties.getExcludedServices()));

@@ -43,7 +43,7 @@ class AdmissionAutoConfigurationTests {
             context.getBean(Admission.class);
             assertThat(registry.find("grpc.admission.rejected").tags("priority_level", "default", "reason", "queue-full")
                     .counter()).isNotNull();
-            assertThat(registry.find("grpc.admission.dispatched").tag("priority_level", "critical").counter()).isNotNull();
+            assertThat(registry.find("grpc.admission.dispatched").tag("priority_level", "critical").functionCounter()).isNotNull();
             assertThat(registry.find("grpc.admission.wait").tag("priority_level", "sheddable").timer()).isNotNull();
             assertThat(registry.find("grpc.admission.limit.seats").tag("priority_level", "critical").gauge().value())
                     .isEqualTo(64);
