@@ -34,11 +34,10 @@ final class Flood implements AutoCloseable {
             Metadata headers = new Metadata();
             headers.put(Metadata.Key.of("x-grpcops-caller", Metadata.ASCII_STRING_MARSHALLER), callers.get(c));
             headers.put(Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER), criticality);
-            ManagedChannel channel = channels.get(c % channels.size());
-            EdgeGrpc.EdgeFutureStub stub = EdgeGrpc.newFutureStub(channel)
-                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
             for (int i = 0; i < inFlight; i++) {
-                send(stub);
+                // Spread over the connections: one carries at most 1000 calls at once.
+                send(EdgeGrpc.newFutureStub(channels.get((c + i) % channels.size()))
+                        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers)));
             }
         }
     }
