@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.devh.boot.grpc.server.serverfactory.GrpcServerConfigurer;
@@ -83,6 +84,51 @@ class ServerLimitsAutoConfigurationTests {
                         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                     }
                 });
+    }
+
+    /**
+     * Without direct-executor, handlers run on the bounded executor: a burst of 2000 calls waits
+     * for its threads instead of becoming 2000 threads, and its idle threads are not kept.
+     */
+    @Test
+    void aBurstOfCallsRunsOnTheBoundedExecutorsThreadsOnly() {
+        runner.withPropertyValues("grpcops.server.executor-threads=3").run(context -> {
+            ThreadPoolExecutor executor = context.getBean("grpcopsServerExecutor", ThreadPoolExecutor.class);
+            AtomicInteger handlerThreads = new AtomicInteger();
+            java.util.Set<String> names = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            StockGrpc.StockImplBase stock = new StockGrpc.StockImplBase() {
+                @Override
+                public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                    if (names.add(Thread.currentThread().getName())) {
+                        handlerThreads.incrementAndGet();
+                    }
+                    responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
+                    responses.onCompleted();
+                }
+            };
+            NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                    .addService(stock);
+            context.getBean(GrpcServerConfigurer.class).accept(builder);
+            Server server = builder.build().start();
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
+            try {
+                List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
+                for (int i = 0; i < 2000; i++) {
+                    calls.add(StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                            .check(CheckRequest.newBuilder().setSku("s" + i).build()));
+                }
+                for (ListenableFuture<CheckReply> call : calls) {
+                    assertThat(call.get(30, TimeUnit.SECONDS).getSku()).startsWith("s");
+                }
+                assertThat(names).as("threads that ran handlers").allMatch(name -> name.startsWith("grpcops-server-"));
+                assertThat(handlerThreads).as("threads that ran handlers").hasValueLessThanOrEqualTo(3);
+                assertThat(executor.getLargestPoolSize()).isLessThanOrEqualTo(3);
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> executor.getActiveCount() == 0);
+            } finally {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        });
     }
 
     /** Holds every Check until released, counting how many are open at once. */
