@@ -168,30 +168,26 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
 
         @Override
         public void onHalfClose() {
-            if (passThrough) {
-                Context previous = context.attach();
-                try {
-                    delegate.onHalfClose();
-                } finally {
-                    context.detach(previous);
-                }
-                return;
-            }
-            deliver(() -> delegate.onHalfClose());
+            event(ServerCall.Listener::onHalfClose);
         }
 
         @Override
         public void onReady() {
+            event(ServerCall.Listener::onReady);
+        }
+
+        /** A non-capturing method reference: nothing is allocated per call once passing through. */
+        private void event(java.util.function.Consumer<ServerCall.Listener<ReqT>> event) {
             if (passThrough) {
                 Context previous = context.attach();
                 try {
-                    delegate.onReady();
+                    event.accept(delegate);
                 } finally {
                     context.detach(previous);
                 }
                 return;
             }
-            deliver(() -> delegate.onReady());
+            deliver(() -> event.accept(delegate));
         }
 
         @Override
