@@ -36,6 +36,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -130,12 +131,9 @@ class AdmissionInterceptorTests {
         return StockGrpc.newFutureStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
-            Thread.sleep(5);
-        }
+    private static void await(String what, BooleanSupplier condition) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(condition::getAsBoolean);
     }
 
     @Test
