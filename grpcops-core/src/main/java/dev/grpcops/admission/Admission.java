@@ -84,13 +84,6 @@ public final class Admission {
             }
         }
 
-        /** The measured service time it predicts waits with. */
-        public Duration serviceTimeEstimate() {
-            synchronized (admission.lock) {
-                return Duration.ofNanos(estimateNanos);
-            }
-        }
-
         Admission admission() {
             return admission;
         }

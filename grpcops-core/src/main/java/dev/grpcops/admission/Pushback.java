@@ -30,11 +30,6 @@ final class Pushback {
         return currentMillis;
     }
 
-    long currentMillis(long now) {
-        roll(now);
-        return currentMillis;
-    }
-
     private void roll(long now) {
         if (!started) {
             started = true;

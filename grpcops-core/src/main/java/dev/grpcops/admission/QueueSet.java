@@ -189,18 +189,6 @@ final class QueueSet {
         return waiting;
     }
 
-    int flowsWaiting() {
-        return flows.size();
-    }
-
-    double virtualTime() {
-        return virtualTime;
-    }
-
-    FairQueue queue(int index) {
-        return queues[index];
-    }
-
     private void leaveFlow(AdmissionRequest request) {
         Flow flow = flows.get(request.flow);
         if (flow != null && --flow.waiting == 0) {

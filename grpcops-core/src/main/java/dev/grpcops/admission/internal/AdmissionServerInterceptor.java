@@ -62,7 +62,7 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
         Context context = caller.attachTo(Context.current());
         AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(admission.level(policy.levelOf(caller)),
                 remaining(context) - neededNanos, caller, call, headers, next, context);
-        admitted.offerTo(admission);
+        admission.offer(admitted);
         return admitted.listener();
     }
 

@@ -40,10 +40,6 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
         this.context = context;
     }
 
-    void offerTo(Admission admission) {
-        admission.offer(this);
-    }
-
     ServerCall.Listener<ReqT> listener() {
         return listener;
     }
