@@ -44,7 +44,16 @@ ROOT=$PWD
 # ---------------------------------------------------------------------------------------------
 # (e) the suite with other arguments, to measure what one setting costs or buys in the same run:
 # BENCH_VARIANT='--grpc.metricsA66Enabled=true --grpcops.server.direct-executor=false' scripts/bench.sh
+# or with the jars of another build, to measure a code change before and after in the same run:
+# BENCH_VARIANT_JARS=/tmp/before scripts/bench.sh  (a directory holding stock-service.jar,
+# pricing-service.jar and edge-service.jar, e.g. copied from the target/ directories before the change)
 read -r -a VARIANT_ARGS <<<"${BENCH_VARIANT:-}"
+VARIANT_JARS=${BENCH_VARIANT_JARS:-}
+if [ -n "$VARIANT_JARS" ]; then
+  for jar in stock-service pricing-service edge-service; do
+    [ -f "$VARIANT_JARS/$jar.jar" ] || { echo "bench: BENCH_VARIANT_JARS: no $jar.jar in $VARIANT_JARS" >&2; exit 2; }
+  done
+fi
 # ---------------------------------------------------------------------------------------------
 
 usage() {
@@ -329,15 +338,18 @@ PY
 # ----------------------------------------------------------------------------- contenders
 SUITE_COMMON=(--grpc.server.address=127.0.0.1 --management.server.address=127.0.0.1
               --grpcops.shutdown.drain-delay=0s)
-run_suite() { # dir extra-args...
-  local dir=$1; shift
+run_suite() { # dir jars-dir extra-args...  (jars-dir empty: this checkout's target/ directories)
+  local dir=$1 jars=$2; shift 2
   local s=52061 p=52062 e=52063
-  start stock "$dir/stock.log" java ${BENCH_JAVA_OPTS:-} -jar stock-service/target/stock-service.jar \
+  local stock_jar=${jars:-stock-service/target}/stock-service.jar
+  local pricing_jar=${jars:-pricing-service/target}/pricing-service.jar
+  local edge_jar=${jars:-edge-service/target}/edge-service.jar
+  start stock "$dir/stock.log" java ${BENCH_JAVA_OPTS:-} -jar "$stock_jar" \
     --grpc.server.port=$s --management.server.port=52064 "${SUITE_COMMON[@]}" "$@"
-  start pricing "$dir/pricing.log" java ${BENCH_JAVA_OPTS:-} -jar pricing-service/target/pricing-service.jar \
+  start pricing "$dir/pricing.log" java ${BENCH_JAVA_OPTS:-} -jar "$pricing_jar" \
     --grpc.server.port=$p --management.server.port=52065 --grpc.client.stock.address=static://127.0.0.1:$s \
     "${SUITE_COMMON[@]}" "$@"
-  start edge "$dir/edge.log" java ${BENCH_JAVA_OPTS:-} -jar edge-service/target/edge-service.jar \
+  start edge "$dir/edge.log" java ${BENCH_JAVA_OPTS:-} -jar "$edge_jar" \
     --grpc.server.port=$e --management.server.port=52066 --grpc.client.pricing.address=static://127.0.0.1:$p \
     "${SUITE_COMMON[@]}" "$@"
   await_suite $s $p $e || return 1
@@ -360,8 +372,15 @@ contender_name() {
     b) echo "(b) suite" ;;
     c) echo "(c) suite, budget layer off" ;;
     d) echo "(d) suite, admission off" ;;
-    e) echo "(e) suite with ${VARIANT_ARGS[*]}" ;;
+    e) echo "(e) $(variant_name)" ;;
   esac
+}
+variant_name() { # empty when (e) is not configured
+  [ -z "$VARIANT_JARS" ] && [ ${#VARIANT_ARGS[@]} -eq 0 ] && return 0
+  local name="suite"
+  [ -n "$VARIANT_JARS" ] && name+=" built in $VARIANT_JARS"
+  [ ${#VARIANT_ARGS[@]} -gt 0 ] && name+=" with ${VARIANT_ARGS[*]}"
+  echo "$name"
 }
 run_contender() { # id dir
   local id=$1 dir=$2 port
@@ -374,10 +393,10 @@ run_contender() { # id dir
   done
   case "$id" in
     a) run_hand_written "$dir" ;;
-    b) run_suite "$dir" ;;
-    c) run_suite "$dir" --grpcops.budget.enabled=false ;;
-    d) run_suite "$dir" --grpcops.admission.enabled=false ;;
-    e) run_suite "$dir" "${VARIANT_ARGS[@]}" ;;
+    b) run_suite "$dir" "" ;;
+    c) run_suite "$dir" "" --grpcops.budget.enabled=false ;;
+    d) run_suite "$dir" "" --grpcops.admission.enabled=false ;;
+    e) run_suite "$dir" "$VARIANT_JARS" "${VARIANT_ARGS[@]}" ;;
   esac
 }
 
@@ -393,7 +412,7 @@ echo "bench: $(nproc) CPUs, ${CPU_MODEL}; load average ${LOAD_BEFORE##*load aver
 failed=()
 for ((round = 1; round <= ROUNDS; round++)); do
   for id in "${CONTENDERS[@]}"; do
-    if [ "$id" = e ] && [ ${#VARIANT_ARGS[@]} -eq 0 ]; then
+    if [ "$id" = e ] && [ ${#VARIANT_ARGS[@]} -eq 0 ] && [ -z "$VARIANT_JARS" ]; then
       continue
     fi
     [[ " ${failed[*]} " == *" $id "* ]] && continue # failed once: not again
@@ -418,11 +437,11 @@ done
 LOAD_AFTER=$(uptime)
 
 # ----------------------------------------------------------------------------- report
-REPORT=$(python3 - "$RUN_DIR" "$DRIVER" "${CONTENDERS[*]}" "${VARIANT_ARGS[*]}" <<'PY'
+REPORT=$(python3 - "$RUN_DIR" "$DRIVER" "${CONTENDERS[*]}" "$(variant_name)" <<'PY'
 import json, os, sys
 run_dir, driver, ids, variant = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
 names = {"a": "(a) hand-written grpc-java", "b": "(b) suite", "c": "(c) suite, budget layer off",
-         "d": "(d) suite, admission off", "e": f"(e) suite with `{variant}`"}
+         "d": "(d) suite, admission off", "e": f"(e) {variant}"}
 import glob, statistics
 def median_of(results):
     """Each number the median over the rounds (the only round, when there was one)."""
