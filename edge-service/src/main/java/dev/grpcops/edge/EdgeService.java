@@ -1,7 +1,7 @@
 package dev.grpcops.edge;
 
+import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
-import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.chain.ChainInput;
@@ -19,9 +19,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import net.devh.boot.grpc.server.service.GrpcService;
 
 /**
@@ -58,40 +58,47 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
     @Override
     public void checkout(CheckoutRequest request, StreamObserver<CheckoutReply> responses) {
         ChainInput.check(request, properties.maxSkus());
-        Context served = Context.current();
-        Set<String> slow = Set.copyOf(request.getSlowSkusList());
+        Set<String> slow = request.getSlowSkusCount() == 0 ? Set.of() : Set.copyOf(request.getSlowSkusList());
         int slowDelayMs = (int) properties.slowDelay().toMillis();
         // A SKU asked for twice is quoted once; every requested line is answered, in request order.
-        Map<String, ListenableFuture<Line>> quoted = new HashMap<>();
-        List<ListenableFuture<Line>> lines = request.getSkusList().stream()
-                .map(sku -> quoted.computeIfAbsent(sku,
-                        s -> line(s, slow.contains(s) ? slowDelayMs : request.getDelayMs(), served)))
-                .toList();
-        // Every line future succeeds (failures became unavailable lines), so this completes
-        // when the slowest Quote has answered or run out of budget.
-        Futures.whenAllSucceed(quoted.values()).run(() -> {
-            if (served.isCancelled()) {
-                return; // the caller has gone (cancelled, or its deadline passed): nobody to answer
+        int[] answeredBy = new int[request.getSkusCount()];
+        Map<String, Integer> firstAt = new HashMap<>();
+        int quotes = 0;
+        for (int i = 0; i < answeredBy.length; i++) {
+            Integer first = firstAt.putIfAbsent(request.getSkus(i), i);
+            answeredBy[i] = first == null ? i : first;
+            quotes += first == null ? 1 : 0;
+        }
+        Checkout checkout = new Checkout(answeredBy, quotes, responses);
+        for (int i = 0; i < answeredBy.length; i++) {
+            if (answeredBy[i] == i) {
+                String sku = request.getSkus(i);
+                quote(checkout, i, sku, slow.contains(sku) ? slowDelayMs : request.getDelayMs());
             }
-            responses.onNext(CheckoutReply.newBuilder().addAllLines(lines.stream().map(Futures::getUnchecked).toList())
-                    .build());
-            responses.onCompleted();
-        }, MoreExecutors.directExecutor());
+        }
     }
 
-    private ListenableFuture<Line> line(String sku, int delayMs, Context served) {
+    /** One Quote, one callback: its line, available or not, goes to the Checkout it belongs to. */
+    private void quote(Checkout checkout, int position, String sku, int delayMs) {
         if (!inFlight.tryAcquire()) {
-            return Futures.immediateFuture(unavailable(sku, Status.Code.RESOURCE_EXHAUSTED));
+            checkout.line(position, unavailable(sku, Status.Code.RESOURCE_EXHAUSTED));
+            return;
         }
         QuoteRequest quote = QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build();
-        ListenableFuture<QuoteReply> reply = retry.call(() -> pricing.quote(quote));
-        reply.addListener(inFlight::release, MoreExecutors.directExecutor());
-        ListenableFuture<Line> available = Futures.transform(reply,
-                answer -> Line.newBuilder().setSku(sku).setAvailable(true)
-                        .setPriceCents(answer.getPriceCents()).setQty(answer.getQty()).build(),
-                MoreExecutors.directExecutor());
-        return Futures.catching(available, Throwable.class, failure -> failed(sku, failure, served),
-                MoreExecutors.directExecutor());
+        Futures.addCallback(retry.call(() -> pricing.quote(quote)), new FutureCallback<>() {
+            @Override
+            public void onSuccess(QuoteReply answer) {
+                inFlight.release();
+                checkout.line(position, Line.newBuilder().setSku(sku).setAvailable(true)
+                        .setPriceCents(answer.getPriceCents()).setQty(answer.getQty()).build());
+            }
+
+            @Override
+            public void onFailure(Throwable failure) {
+                inFlight.release();
+                checkout.line(position, failed(sku, failure, checkout.served));
+            }
+        }, MoreExecutors.directExecutor());
     }
 
     private Line failed(String sku, Throwable failure, Context served) {
@@ -108,5 +115,47 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
     private Line unavailable(String sku, Status.Code reason) {
         unavailableLines.get(reason).increment();
         return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason.name()).build();
+    }
+
+    /**
+     * One Checkout being answered: its lines as the Quotes come in, answered in request order when
+     * the last one has (a callback per Quote and a countdown, rather than a future per step).
+     */
+    private static final class Checkout {
+
+        final Context served = Context.current();
+        private final int[] answeredBy;
+        private final Line[] lines;
+        private final AtomicInteger missing;
+        private final StreamObserver<CheckoutReply> responses;
+
+        Checkout(int[] answeredBy, int quotes, StreamObserver<CheckoutReply> responses) {
+            this.answeredBy = answeredBy;
+            this.lines = new Line[answeredBy.length];
+            this.missing = new AtomicInteger(quotes);
+            this.responses = responses;
+            if (quotes == 0) {
+                answer();
+            }
+        }
+
+        void line(int position, Line line) {
+            lines[position] = line; // published to the thread that answers by the decrement below
+            if (missing.decrementAndGet() == 0) {
+                answer();
+            }
+        }
+
+        private void answer() {
+            if (served.isCancelled()) {
+                return; // the caller has gone (cancelled, or its deadline passed): nobody to answer
+            }
+            CheckoutReply.Builder reply = CheckoutReply.newBuilder();
+            for (int from : answeredBy) {
+                reply.addLines(lines[from]);
+            }
+            responses.onNext(reply.build());
+            responses.onCompleted();
+        }
     }
 }
