@@ -1,5 +1,6 @@
 package dev.grpcops.budget;
 
+import com.google.common.util.concurrent.AbstractFuture;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
@@ -8,6 +9,9 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -84,25 +88,105 @@ public final class BudgetRetry {
 
     /** Starts {@code call}, and starts it once more if it fails with UNAVAILABLE and every rule allows. */
     public <T> ListenableFuture<T> call(Supplier<ListenableFuture<T>> call) {
-        Budget budget = Budget.current().orElseGet(() -> Budget.fresh(rules));
-        Context context = budget.attachTo(Context.current());
+        Budget current = Budget.current().orElse(null);
+        Budget budget = current != null ? current : Budget.fresh(rules);
+        // Inside a served call the budget is in the current context already: no new one per call.
+        Context context = current != null ? Context.current() : budget.attachTo(Context.current());
         RetryAttempt first = new RetryAttempt(0);
-        ListenableFuture<T> firstResult = start(first, context, call);
+        ListenableFuture<T> firstResult;
+        try {
+            firstResult = runIn(first.attachTo(context), call);
+        } catch (RuntimeException e) {
+            firstResult = Futures.immediateFailedFuture(e);
+        }
         RetryGovernor.Target target = governor.target(first.target());
         target.called();
-        return Futures.catchingAsync(firstResult, Throwable.class, failure -> {
+        Retrying<T> result = new Retrying<>(firstResult, budget, target, context, call);
+        firstResult.addListener(result, MoreExecutors.directExecutor());
+        return result;
+    }
+
+    /**
+     * The outcome of a call made through {@link #call}: the first attempt's, or the retry's. One
+     * listener on the first attempt does the accounting and the deciding (this runs once per
+     * downstream call, so no future per step). Cancelling it cancels the attempt in progress.
+     */
+    private final class Retrying<T> extends AbstractFuture<T> implements Runnable {
+
+        private final ListenableFuture<T> first;
+        private final Budget budget;
+        private final RetryGovernor.Target target;
+        private final Context context;
+        private final Supplier<ListenableFuture<T>> call;
+        private volatile Future<?> delayed;
+
+        Retrying(ListenableFuture<T> first, Budget budget, RetryGovernor.Target target, Context context,
+                Supplier<ListenableFuture<T>> call) {
+            this.first = first;
+            this.budget = budget;
+            this.target = target;
+            this.context = context;
+            this.call = call;
+        }
+
+        /** The first attempt is done. */
+        @Override
+        public void run() {
+            if (first.isCancelled()) {
+                cancel(false);
+                return;
+            }
+            T answer;
+            try {
+                answer = Futures.getDone(first);
+            } catch (ExecutionException e) {
+                failed(e.getCause());
+                return;
+            } catch (RuntimeException | Error e) {
+                setException(e);
+                return;
+            }
+            target.succeeded();
+            set(answer);
+        }
+
+        private void failed(Throwable failure) {
             long delayMs = retryDelay(failure, budget, target);
             if (delayMs < 0) {
-                return Futures.immediateFailedFuture(failure);
+                setException(failure);
+            } else if (delayMs == 0) {
+                retry(failure, false);
+            } else {
+                try {
+                    delayed = scheduler.schedule(() -> retry(failure, true), delayMs, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException shutDown) {
+                    setException(failure);
+                }
             }
-            if (delayMs == 0) {
-                return admit(budget, target, false) ? start(new RetryAttempt(1), context, call)
-                        : Futures.immediateFailedFuture(failure);
+        }
+
+        /** The rules, checked again now; the retry's outcome becomes this future's. */
+        private void retry(Throwable failure, boolean pushedBack) {
+            if (isDone()) {
+                return; // cancelled while the pushback delay ran
             }
-            return Futures.scheduleAsync(() -> admit(budget, target, true)
-                    ? start(new RetryAttempt(1), context, call)
-                    : Futures.immediateFailedFuture(failure), delayMs, TimeUnit.MILLISECONDS, scheduler);
-        }, MoreExecutors.directExecutor());
+            if (admit(budget, target, pushedBack)) {
+                setFuture(startRetry(context, call, target));
+            } else {
+                setException(failure);
+            }
+        }
+
+        @Override
+        protected void afterDone() {
+            if (isCancelled()) {
+                first.cancel(wasInterrupted()); // the retry, if one started, is cancelled by setFuture
+                Future<?> waiting = delayed;
+                if (waiting != null) {
+                    waiting.cancel(false);
+                }
+            }
+        }
     }
 
     /**
@@ -190,24 +274,24 @@ public final class BudgetRetry {
         return true;
     }
 
-    /** Starts one attempt, and feeds its result to the target's token bucket when it completes. */
-    private <T> ListenableFuture<T> start(RetryAttempt attempt, Context context, Supplier<ListenableFuture<T>> call) {
+    /** Starts the retry, and feeds its result to the target's token bucket when it completes. */
+    private <T> ListenableFuture<T> startRetry(Context context, Supplier<ListenableFuture<T>> call,
+            RetryGovernor.Target target) {
         ListenableFuture<T> result;
         try {
-            result = runIn(attempt.attachTo(context), call);
+            result = runIn(new RetryAttempt(1).attachTo(context), call);
         } catch (RuntimeException e) {
             result = Futures.immediateFailedFuture(e);
         }
         ListenableFuture<T> started = result;
         started.addListener(() -> {
-            RetryGovernor.Target target = governor.target(attempt.target());
             try {
                 Futures.getDone(started);
                 target.succeeded();
-            } catch (Exception | Error e) {
-                if (attempt.previousAttempts() > 0) {
-                    account(e.getCause() == null ? e : e.getCause(), target); // the first attempt's failure is accounted in retryDelay
-                }
+            } catch (ExecutionException e) {
+                account(e.getCause(), target);
+            } catch (RuntimeException | Error e) {
+                account(e, target);
             }
         }, MoreExecutors.directExecutor());
         return started;

@@ -3,10 +3,15 @@ package dev.grpcops.budget;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.SettableFuture;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** SPEC §5's flaky SKU: retried once on UNAVAILABLE when the budget still allows it. */
@@ -74,5 +79,53 @@ class BudgetRetryTests {
         }));
         assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
         assertThat(attempts[0]).isEqualTo(1);
+    }
+
+    @Test
+    void cancellingTheOutcomeCancelsTheAttemptInProgress() {
+        BudgetRetry retry = new BudgetRetry(BudgetRules.DEFAULTS, BudgetListener.NONE);
+        SettableFuture<String> attempt = SettableFuture.create();
+
+        ListenableFuture<String> outcome = retry.call(() -> attempt);
+        outcome.cancel(false);
+
+        assertThat(attempt.isCancelled()).isTrue();
+    }
+
+    @Test
+    void cancellingDuringAPushbackDelayStartsNoRetry() {
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
+        scheduler.setRemoveOnCancelPolicy(true);
+        try {
+            BudgetRetry retry = new BudgetRetry(BudgetRules.DEFAULTS,
+                    new RetryGovernor(RetryThrottling.DEFAULTS, System::nanoTime, BudgetListener.NONE),
+                    BudgetListener.NONE, scheduler);
+            AtomicInteger attempts = new AtomicInteger();
+
+            ListenableFuture<String> outcome = retry.call(() -> {
+                attempts.incrementAndGet();
+                return Futures.immediateFailedFuture(RetryChain.unavailable("300"));
+            });
+            assertThat(scheduler.getQueue()).hasSize(1); // the retry, waiting out the pushback
+            outcome.cancel(false);
+
+            assertThat(scheduler.getQueue()).isEmpty();
+            assertThat(attempts).hasValue(1);
+        } finally {
+            scheduler.shutdownNow();
+        }
+    }
+
+    @Test
+    void theAsyncFormRetriesUnavailableOnceAndAnswersWithTheRetry() throws Exception {
+        BudgetRetry retry = new BudgetRetry(BudgetRules.DEFAULTS, BudgetListener.NONE);
+        AtomicInteger attempts = new AtomicInteger();
+
+        ListenableFuture<String> outcome = retry.call(() -> attempts.incrementAndGet() == 1
+                ? Futures.immediateFailedFuture(Status.UNAVAILABLE.asRuntimeException())
+                : Futures.immediateFuture("second"));
+
+        assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("second");
+        assertThat(attempts).hasValue(2);
     }
 }
