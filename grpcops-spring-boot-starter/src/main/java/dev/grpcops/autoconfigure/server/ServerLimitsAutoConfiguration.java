@@ -20,6 +20,7 @@ import net.devh.boot.grpc.server.service.GrpcServiceDiscoverer;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -31,9 +32,12 @@ import org.springframework.context.annotation.Bean;
  * ({@code grpc_server_unknown_method_calls_total}), undecodable requests answered
  * {@code INVALID_ARGUMENT} and counted per served method ({@code grpc_server_malformed_requests_total}),
  * each logged at most once per interval; handlers on the transport's threads (direct-executor) or on
- * a bounded executor, never on one thread per call.
+ * a bounded executor, never on one thread per call; net.devh's request scope out of every call when
+ * no bean uses it.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration(afterName = {"org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+    // After net.devh's: its interceptor configurer must have run when UnusedRequestScope runs.
+    "net.devh.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration"})
 @ConditionalOnClass(GrpcServerConfigurer.class)
 @EnableConfigurationProperties(ServerLimitsProperties.class)
 public class ServerLimitsAutoConfiguration {
@@ -74,6 +78,11 @@ public class ServerLimitsAutoConfiguration {
             }
             NettyLimits.apply(builder, properties);
         };
+    }
+
+    @Bean
+    static UnusedRequestScope grpcopsUnusedRequestScope(ConfigurableListableBeanFactory beans) {
+        return new UnusedRequestScope(beans);
     }
 
     /** Wraps net.devh's discovered services so that their requests are parsed by {@link MalformedRequests}. */
