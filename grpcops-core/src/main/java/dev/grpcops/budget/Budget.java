@@ -68,6 +68,11 @@ public final class Budget {
         return context.withValue(KEY, this);
     }
 
+    /** True when {@code context} carries this budget: code run in it sees this one as {@link #current()}. */
+    public boolean isCurrentIn(Context context) {
+        return KEY.get(context) == this;
+    }
+
     /** Time left until the budget's deadline (negative once it has passed). */
     public Duration remaining() {
         return remainingOf(deadline);

@@ -16,6 +16,11 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.ForwardingServerCallListener;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetListener;
+import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.budget.internal.BudgetServerInterceptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -89,6 +94,12 @@ class AdmissionInterceptorTests {
     };
 
     private void start(int limit, PriorityLevelConfig level) throws Exception {
+        start(limit, level, FAILS_TO_START, null);
+    }
+
+    /** Stock behind {@code inner}, admission and (when not null) {@code outer}, outermost last. */
+    private void start(int limit, PriorityLevelConfig level, ServerInterceptor inner, ServerInterceptor outer)
+            throws Exception {
         admission = Admission.create(new AdmissionConfig(limit, List.of(level), Duration.ofSeconds(10),
                 Duration.ofSeconds(1), Duration.ofSeconds(32)), new AdmissionListener() {
                     @Override
@@ -105,7 +116,8 @@ class AdmissionInterceptorTests {
                 Set.of(HealthGrpc.SERVICE_NAME), Set.of(), Duration.ofSeconds(2), Duration.ofSeconds(1_000_000), Duration.ZERO);
         String name = InProcessServerBuilder.generateName();
         Server server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(ServerInterceptors.intercept(stock, FAILS_TO_START, interceptor))
+                .addService(outer == null ? ServerInterceptors.intercept(stock, inner, interceptor)
+                        : ServerInterceptors.intercept(stock, inner, interceptor, outer))
                 .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), interceptor))
                 .build().start();
         closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -298,5 +310,48 @@ class AdmissionInterceptorTests {
         Caller.of("checkout", null, Criticality.CRITICAL).attachTo(Context.current())
                 .run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));
         assertThat(seenDownstream.get(1).get(Caller.CRITICALITY_KEY)).isEqualTo("critical");
+    }
+
+    @Test
+    void withTheBudgetInterceptorOutsideEveryCallbackSeesBothTheBudgetAndTheCaller() throws Exception {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        ServerInterceptor recording = new ServerInterceptor() {
+            @Override
+            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
+                    ServerCallHandler<ReqT, RespT> next) {
+                return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
+                    @Override
+                    public void onHalfClose() {
+                        seen.add("halfClose " + context());
+                        super.onHalfClose();
+                    }
+
+                    @Override
+                    public void onComplete() {
+                        seen.add("complete " + context());
+                        super.onComplete();
+                    }
+                };
+            }
+
+            private String context() {
+                return Budget.current().map(b -> "budget").orElse("no budget") + ", "
+                        + Caller.current().map(Caller::id).orElse("no caller");
+            }
+        };
+        start(1, PriorityLevelConfig.of("default", 1), recording,
+                new BudgetServerInterceptor(BudgetRules.DEFAULTS, BudgetListener.NONE, Set.of()));
+
+        var first = as("alpha", null).check(CheckRequest.getDefaultInstance()); // finds the seat free
+        var second = as("beta", null).check(CheckRequest.getDefaultInstance()); // waits for it
+        await("the second call to queue", () -> admission.level("default").inQueue() == 1);
+        stock.answerOne();
+        first.get(5, TimeUnit.SECONDS);
+        stock.answerOne();
+        second.get(5, TimeUnit.SECONDS);
+
+        await("both calls to complete", () -> seen.size() == 4);
+        assertThat(seen).containsExactlyInAnyOrder("halfClose budget, alpha", "complete budget, alpha",
+                "halfClose budget, beta", "complete budget, beta");
     }
 }

@@ -5,6 +5,7 @@ import dev.grpcops.admission.AdmissionRequest;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
+import dev.grpcops.server.ContextAttachingListener;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -92,7 +93,12 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
     }
 
     /** The listener the transport talks to; passes through once the handler's listener is there. */
-    private final class Deferred extends ServerCall.Listener<ReqT> {
+    private final class Deferred extends ServerCall.Listener<ReqT> implements ContextAttachingListener {
+
+        @Override
+        public Context attachedContext() {
+            return context;
+        }
 
         private ServerCall.Listener<ReqT> delegate;
         /** Events that arrived before the handler started; null once passing through. */

@@ -4,8 +4,8 @@ import dev.grpcops.budget.Budget;
 import dev.grpcops.budget.BudgetListener;
 import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.server.ContextAttachingListener;
 import io.grpc.Context;
-import io.grpc.Contexts;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -43,7 +43,21 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         // The server has already turned the caller's grpc-timeout header into the context's deadline.
         Budget budget = Budget.arrived(Context.current().getDeadline(), rules, arrivedAsRetry(headers));
         listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
-        return Contexts.interceptCall(budget.attachTo(Context.current()), call, headers, next);
+        Context context = budget.attachTo(Context.current());
+        ServerCall.Listener<ReqT> listener;
+        Context previous = context.attach();
+        try {
+            listener = next.startCall(call, headers);
+        } finally {
+            context.detach(previous);
+        }
+        // Admission (inside this interceptor) runs every callback in its own child of this context:
+        // attaching this one around each callback as well would only cost time.
+        Context inner = ContextAttachingListener.attachedContextOf(listener);
+        if (inner != null && budget.isCurrentIn(inner)) {
+            return listener;
+        }
+        return new ContextualizedListener<>(context, listener);
     }
 
     /** Any value but a plain 0 counts: a hop that cannot tell must not retry on top of another. */
