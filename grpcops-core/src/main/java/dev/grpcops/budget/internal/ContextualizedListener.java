@@ -1,24 +1,25 @@
 package dev.grpcops.budget.internal;
 
 import io.grpc.Context;
-import io.grpc.ForwardingServerCallListener;
 import io.grpc.ServerCall;
+import java.util.function.Consumer;
 
 /** Runs every callback of {@code delegate} in {@code context}, as {@link io.grpc.Contexts#interceptCall} does. */
-final class ContextualizedListener<ReqT> extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT> {
+final class ContextualizedListener<ReqT> extends ServerCall.Listener<ReqT> {
 
     private final Context context;
+    private final ServerCall.Listener<ReqT> delegate;
 
     ContextualizedListener(Context context, ServerCall.Listener<ReqT> delegate) {
-        super(delegate);
         this.context = context;
+        this.delegate = delegate;
     }
 
     @Override
     public void onMessage(ReqT message) {
         Context previous = context.attach();
         try {
-            super.onMessage(message);
+            delegate.onMessage(message);
         } finally {
             context.detach(previous);
         }
@@ -26,39 +27,29 @@ final class ContextualizedListener<ReqT> extends ForwardingServerCallListener.Si
 
     @Override
     public void onHalfClose() {
-        Context previous = context.attach();
-        try {
-            super.onHalfClose();
-        } finally {
-            context.detach(previous);
-        }
+        inContext(ServerCall.Listener::onHalfClose);
     }
 
     @Override
     public void onCancel() {
-        Context previous = context.attach();
-        try {
-            super.onCancel();
-        } finally {
-            context.detach(previous);
-        }
+        inContext(ServerCall.Listener::onCancel);
     }
 
     @Override
     public void onComplete() {
-        Context previous = context.attach();
-        try {
-            super.onComplete();
-        } finally {
-            context.detach(previous);
-        }
+        inContext(ServerCall.Listener::onComplete);
     }
 
     @Override
     public void onReady() {
+        inContext(ServerCall.Listener::onReady);
+    }
+
+    /** Takes non-capturing method references: nothing is allocated per callback. */
+    private void inContext(Consumer<ServerCall.Listener<ReqT>> callback) {
         Context previous = context.attach();
         try {
-            super.onReady();
+            callback.accept(delegate);
         } finally {
             context.detach(previous);
         }
