@@ -9,6 +9,7 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -129,25 +130,32 @@ public final class BudgetRetry {
             this.call = call;
         }
 
-        /** The first attempt is done. */
+        /**
+         * The first attempt is done. Whatever goes wrong while deciding (a listener that throws, a
+         * retry that cannot start) fails this future: no caller is ever left waiting.
+         */
         @Override
         public void run() {
+            if (isDone()) {
+                return; // cancelled meanwhile
+            }
             if (first.isCancelled()) {
                 cancel(false);
                 return;
             }
-            T answer;
             try {
-                answer = Futures.getDone(first);
-            } catch (ExecutionException e) {
-                failed(e.getCause());
-                return;
-            } catch (RuntimeException | Error e) {
+                T answer;
+                try {
+                    answer = Futures.getDone(first);
+                } catch (ExecutionException e) {
+                    failed(e.getCause());
+                    return;
+                }
+                target.succeeded();
+                set(answer);
+            } catch (Throwable e) {
                 setException(e);
-                return;
             }
-            target.succeeded();
-            set(answer);
         }
 
         private void failed(Throwable failure) {
@@ -161,6 +169,10 @@ public final class BudgetRetry {
                     delayed = scheduler.schedule(() -> retry(failure, true), delayMs, TimeUnit.MILLISECONDS);
                 } catch (RejectedExecutionException shutDown) {
                     setException(failure);
+                    return;
+                }
+                if (isCancelled()) {
+                    delayed.cancel(false); // cancelled while scheduling: afterDone did not see the task
                 }
             }
         }
@@ -170,10 +182,14 @@ public final class BudgetRetry {
             if (isDone()) {
                 return; // cancelled while the pushback delay ran
             }
-            if (admit(budget, target, pushedBack)) {
-                setFuture(startRetry(context, call, target));
-            } else {
-                setException(failure);
+            try {
+                if (admit(budget, target, pushedBack)) {
+                    setFuture(startRetry(context, call, target));
+                } else {
+                    setException(failure);
+                }
+            } catch (Throwable e) {
+                setException(e);
             }
         }
 
@@ -279,7 +295,8 @@ public final class BudgetRetry {
             RetryGovernor.Target target) {
         ListenableFuture<T> result;
         try {
-            result = runIn(new RetryAttempt(1).attachTo(context), call);
+            result = Objects.requireNonNull(runIn(new RetryAttempt(1).attachTo(context), call),
+                    "the call returned no future");
         } catch (RuntimeException e) {
             result = Futures.immediateFailedFuture(e);
         }

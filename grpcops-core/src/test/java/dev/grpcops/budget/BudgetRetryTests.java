@@ -128,4 +128,23 @@ class BudgetRetryTests {
         assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("second");
         assertThat(attempts).hasValue(2);
     }
+
+    @Test
+    void aListenerThatThrowsWhileDecidingFailsTheOutcomeInsteadOfLeavingItPending() {
+        RuntimeException broken = new IllegalStateException("a broken metrics listener");
+        BudgetListener throwing = new BudgetListener() {
+            @Override
+            public void retryOutcome(String target, RetryOutcome outcome) {
+                throw broken;
+            }
+        };
+        BudgetRetry retry = new BudgetRetry(BudgetRules.DEFAULTS, throwing);
+
+        ListenableFuture<String> outcome = retry.call(
+                () -> Futures.immediateFailedFuture(Status.UNAVAILABLE.asRuntimeException()));
+
+        assertThat(outcome.isDone()).isTrue();
+        assertThat(catchThrowableOfType(java.util.concurrent.ExecutionException.class, outcome::get))
+                .hasCause(broken);
+    }
 }
