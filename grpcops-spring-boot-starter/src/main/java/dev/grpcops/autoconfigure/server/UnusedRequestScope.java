@@ -4,6 +4,7 @@ import io.grpc.ServerInterceptor;
 import java.util.List;
 import net.devh.boot.grpc.server.interceptor.GlobalServerInterceptorConfigurer;
 import net.devh.boot.grpc.server.scope.GrpcRequestScope;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 
 /**
@@ -11,7 +12,7 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * net.devh puts {@link GrpcRequestScope} in front of every call whether or not any bean uses
  * {@code @Scope("grpcRequest")}, and it costs every call a context of its own, attached around each
  * callback, and a cancellation listener (measured: docs/performance.md). A bean definition in that
- * scope keeps it.
+ * scope, in this context or a parent, keeps it.
  */
 final class UnusedRequestScope implements GlobalServerInterceptorConfigurer {
 
@@ -29,10 +30,15 @@ final class UnusedRequestScope implements GlobalServerInterceptorConfigurer {
     }
 
     private boolean used() {
-        for (String name : beans.getBeanDefinitionNames()) {
-            if (GrpcRequestScope.GRPC_REQUEST_SCOPE_NAME.equals(beans.getBeanDefinition(name).getScope())) {
-                return true;
+        BeanFactory factory = beans;
+        while (factory instanceof ConfigurableListableBeanFactory listable) {
+            for (String name : listable.getBeanDefinitionNames()) {
+                // Merged: a child definition may inherit the scope from its parent definition.
+                if (GrpcRequestScope.GRPC_REQUEST_SCOPE_NAME.equals(listable.getMergedBeanDefinition(name).getScope())) {
+                    return true;
+                }
             }
+            factory = listable.getParentBeanFactory(); // a parent context's beans are served by this scope too
         }
         return false;
     }

@@ -11,6 +11,7 @@ import net.devh.boot.grpc.server.scope.GrpcRequestScope;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Scope;
@@ -39,6 +40,14 @@ class UnusedRequestScopeTests {
             assertThat(interceptors).anyMatch(GrpcRequestScope.class::isInstance);
             assertThat(interceptors).contains(context.getBean("ownInterceptor", ServerInterceptor.class));
         });
+    }
+
+    @Test
+    void aBeanInTheRequestScopeOfAParentContextKeepsIt() {
+        try (AnnotationConfigApplicationContext parent = new AnnotationConfigApplicationContext(RequestScoped.class)) {
+            runner.withParent(parent).run(context -> assertThat(context.getBean(GlobalServerInterceptorRegistry.class)
+                    .getServerInterceptors()).anyMatch(GrpcRequestScope.class::isInstance));
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
