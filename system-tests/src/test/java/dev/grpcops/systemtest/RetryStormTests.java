@@ -163,38 +163,47 @@ class RetryStormTests {
     void theRetryNeverDoublesAtTwoHops() throws Exception {
         int nobody = ServiceProcess.freePort("127.0.0.1");
         try (ServiceProcess retryingPricing = ServiceProcess.start("pricing-service", "pricing-retrying", "127.0.0.1",
-                java.util.Map.of(), "--grpc.client.stock.address=static://127.0.0.1:" + nobody, "--pricing.retry-stock=true");
-                ServiceProcess edge = ServiceProcess.start("edge-service", "edge-three-hops", "127.0.0.1", java.util.Map.of(),
-                        "--grpc.client.pricing.address=static://" + retryingPricing.target())) {
+                java.util.Map.of(), "--grpc.client.stock.address=static://127.0.0.1:" + nobody, "--pricing.retry-stock=true")) {
             retryingPricing.awaitServing(Duration.ofSeconds(90));
-            edge.awaitServing(Duration.ofSeconds(90));
-            ManagedChannel toEdge = edge.channel();
-            try {
-                // One SKU: with more, Pricing's own bucket (10 tokens, −1 per failure) would already
-                // throttle the third retry, which hides the rule this test is about.
-                int skus = 1;
-                CheckoutReply reply = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(3, TimeUnit.SECONDS)
-                        .checkout(CheckoutRequest.newBuilder().addSkus("three-hops").build());
-                assertThat(reply.getLinesList()).extracting(Line::getReason).containsOnly("UNAVAILABLE");
-
-                String pricingMetrics = retryingPricing.metrics();
-                double stockCalls = Prometheus.sum(pricingMetrics, "grpc_budget_downstream_seconds_count",
-                        "method=\"chain.v1.Stock/Check\"");
-                double quotes = Prometheus.sum(pricingMetrics, "grpc_budget_remaining_seconds_count",
-                        "method=\"chain.v1.Pricing/Quote\"");
-                double edgeRetries = attempted(edge);
-                double pricingRetries = attempted(retryingPricing);
-                record(String.format(Locale.ROOT, "measured: three hops, Stock down, both upper hops retrying, %d SKUs:"
-                        + " Edge retried %.0f Quotes, Pricing served %.0f Quotes and retried %.0f Stock calls,"
-                        + " Stock was called %.0f times (%.1f per SKU; a retry at each hop would be 4)",
-                        skus, edgeRetries, quotes, pricingRetries, stockCalls, stockCalls / skus));
-                assertThat(edgeRetries).isEqualTo(skus);
-                assertThat(quotes).isEqualTo(2 * skus);
-                assertThat(pricingRetries).as("only Quotes that did not arrive as a retry").isEqualTo(skus);
-                assertThat(stockCalls).isEqualTo(3 * skus);
-            } finally {
-                toEdge.shutdownNow();
+            // Edge starts once Pricing listens. Started together, Edge could try Pricing before it
+            // listened and still be in reconnect backoff when the Checkout below comes: both its Quote
+            // attempts would then fail at Edge, never reaching Pricing, which is not what this counts.
+            try (ServiceProcess edge = ServiceProcess.start("edge-service", "edge-three-hops", "127.0.0.1",
+                    java.util.Map.of(), "--grpc.client.pricing.address=static://" + retryingPricing.target())) {
+                edge.awaitServing(Duration.ofSeconds(90));
+                threeHops(retryingPricing, edge);
             }
+        }
+    }
+
+    /** One Checkout of one SKU through both retrying hops, Stock down: what each hop counted. */
+    private void threeHops(ServiceProcess retryingPricing, ServiceProcess edge) throws Exception {
+        ManagedChannel toEdge = edge.channel();
+        try {
+            // One SKU: with more, Pricing's own bucket (10 tokens, −1 per failure) would already
+            // throttle the third retry, which hides the rule this test is about.
+            int skus = 1;
+            CheckoutReply reply = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(3, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("three-hops").build());
+            assertThat(reply.getLinesList()).extracting(Line::getReason).containsOnly("UNAVAILABLE");
+
+            String pricingMetrics = retryingPricing.metrics();
+            double stockCalls = Prometheus.sum(pricingMetrics, "grpc_budget_downstream_seconds_count",
+                    "method=\"chain.v1.Stock/Check\"");
+            double quotes = Prometheus.sum(pricingMetrics, "grpc_budget_remaining_seconds_count",
+                    "method=\"chain.v1.Pricing/Quote\"");
+            double edgeRetries = attempted(edge);
+            double pricingRetries = attempted(retryingPricing);
+            record(String.format(Locale.ROOT, "measured: three hops, Stock down, both upper hops retrying, %d SKUs:"
+                    + " Edge retried %.0f Quotes, Pricing served %.0f Quotes and retried %.0f Stock calls,"
+                    + " Stock was called %.0f times (%.1f per SKU; a retry at each hop would be 4)",
+                    skus, edgeRetries, quotes, pricingRetries, stockCalls, stockCalls / skus));
+            assertThat(edgeRetries).isEqualTo(skus);
+            assertThat(quotes).isEqualTo(2 * skus);
+            assertThat(pricingRetries).as("only Quotes that did not arrive as a retry").isEqualTo(skus);
+            assertThat(stockCalls).isEqualTo(3 * skus);
+        } finally {
+            toEdge.shutdownNow();
         }
     }
 
