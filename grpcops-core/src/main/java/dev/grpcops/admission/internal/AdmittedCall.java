@@ -95,15 +95,16 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
     /** The listener the transport talks to; passes through once the handler's listener is there. */
     private final class Deferred extends ServerCall.Listener<ReqT> implements ContextAttachingListener {
 
-        @Override
-        public Context attachedContext() {
-            return context;
-        }
-
         private ServerCall.Listener<ReqT> delegate;
         /** Events that arrived before the handler started; null once passing through. */
         private List<Runnable> pending;
         private volatile boolean passThrough;
+
+        /** Every callback, replayed or passed through, and the handler's start run in the call's context. */
+        @Override
+        public Context attachedContext() {
+            return context;
+        }
 
         void started(ServerCall.Listener<ReqT> handler) {
             synchronized (this) {

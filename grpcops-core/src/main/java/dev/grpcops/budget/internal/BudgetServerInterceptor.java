@@ -44,20 +44,20 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         Budget budget = Budget.arrived(Context.current().getDeadline(), rules, arrivedAsRetry(headers));
         listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
         Context context = budget.attachTo(Context.current());
-        ServerCall.Listener<ReqT> listener;
+        ServerCall.Listener<ReqT> handler;
         Context previous = context.attach();
         try {
-            listener = next.startCall(call, headers);
+            handler = next.startCall(call, headers);
         } finally {
             context.detach(previous);
         }
         // Admission (inside this interceptor) runs every callback in its own child of this context:
         // attaching this one around each callback as well would only cost time.
-        Context inner = ContextAttachingListener.attachedContextOf(listener);
+        Context inner = ContextAttachingListener.attachedContextOf(handler);
         if (inner != null && budget.isCurrentIn(inner)) {
-            return listener;
+            return handler;
         }
-        return new ContextualizedListener<>(context, listener);
+        return new ContextualizedListener<>(context, handler);
     }
 
     /** Any value but a plain 0 counts: a hop that cannot tell must not retry on top of another. */
