@@ -1,6 +1,6 @@
 package dev.grpcops.cli;
 
-import dev.grpcops.client.AddressListNameResolverProvider;
+import dev.grpcops.resolver.AddressListNameResolverProvider;
 import dev.grpcops.client.ServiceConfigs;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;

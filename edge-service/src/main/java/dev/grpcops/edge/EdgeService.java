@@ -3,7 +3,7 @@ package dev.grpcops.edge;
 import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
-import dev.grpcops.budget.BudgetRetry;
+import dev.grpcops.retry.Retry;
 import dev.grpcops.chain.ChainInput;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
@@ -33,13 +33,13 @@ import net.devh.boot.grpc.server.service.GrpcService;
 class EdgeService extends EdgeGrpc.EdgeImplBase {
 
     private final PricingGrpc.PricingFutureStub pricing;
-    private final BudgetRetry retry;
+    private final Retry retry;
     private final EdgeProperties properties;
     private final QuotesInFlight inFlight;
     /** One counter per status code, built up front: a failed line costs an increment, not a meter look-up. */
     private final Map<Status.Code, Counter> unavailableLines = new EnumMap<>(Status.Code.class);
 
-    EdgeService(PricingGrpc.PricingFutureStub pricing, BudgetRetry retry, EdgeProperties properties,
+    EdgeService(PricingGrpc.PricingFutureStub pricing, Retry retry, EdgeProperties properties,
             MeterRegistry registry) {
         this.pricing = pricing;
         this.retry = retry;

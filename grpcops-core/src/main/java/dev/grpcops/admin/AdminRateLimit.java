@@ -7,9 +7,10 @@ import java.time.Duration;
  *
  * <p>A refused call is one the admin authorization ends: no or malformed credentials, a wrong
  * token, or admin operations disabled. Once {@code maxFailures} such calls from one address fall
- * within {@code window} (counted from the first of them), every further admin call from that
- * address ends with {@code RESOURCE_EXHAUSTED} without its token being looked at, until the window
- * has passed; a call with the right token forgives the address's count. Refused calls are logged
+ * within {@code window} (counted from the first of them), every further refused call from that
+ * address ends with {@code RESOURCE_EXHAUSTED}, without saying what was wrong, until the window has
+ * passed. A call with the right token always passes, and forgives the address's count: admins
+ * behind a proxy are never locked out by someone else's wrong tokens. Refused calls are logged
  * at most once per {@code logInterval} per address, with their count.
  *
  * <p>At most {@code maxPeers} addresses are tracked (a few hundred bytes each, about 3 MB at 10 000); beyond that the one

@@ -1,5 +1,7 @@
 package dev.grpcops.admission;
 
+import dev.grpcops.guard.RateLimitedLog;
+import dev.grpcops.internal.SharedScheduler;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -7,8 +9,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -110,16 +112,18 @@ public final class Admission {
     private final LongSupplier clock;
     private final Timer timer;
     private final boolean hasLevelsWithoutQueues;
+    private final RateLimitedLog listenerFailures = new RateLimitedLog(log, Duration.ofSeconds(10));
     private final ThreadLocal<Starter> starters = ThreadLocal.withInitial(Starter::new);
     private int executing;
     private boolean draining;
 
-    public Admission(AdmissionConfig config, AdmissionListener listener, LongSupplier clock, Timer timer) {
+    private Admission(Builder builder) {
+        AdmissionConfig config = builder.config;
         this.limit = config.limit();
         this.maxWaitNanos = config.maxWait().toNanos();
-        this.listener = listener;
-        this.clock = clock;
-        this.timer = timer;
+        this.listener = builder.listener;
+        this.clock = builder.nanoClock;
+        this.timer = builder.timer;
         long totalShares = config.levels().stream().mapToLong(PriorityLevelConfig::shares).sum();
         Map<String, Level> byName = new LinkedHashMap<>();
         for (PriorityLevelConfig level : config.levels()) {
@@ -131,9 +135,9 @@ public final class Admission {
         this.hasLevelsWithoutQueues = config.levels().stream().anyMatch(level -> level.queues() == 0);
     }
 
-    /** Admission on the system clock, with timeouts on one shared daemon thread. */
-    public static Admission create(AdmissionConfig config, AdmissionListener listener) {
-        return new Admission(config, listener, System::nanoTime, SharedTimer.INSTANCE);
+    /** Admission with {@code config}, on the system clock, its time-outs on the library's one timer thread. */
+    public static Builder builder(AdmissionConfig config) {
+        return new Builder(config);
     }
 
     /** The level called {@code name}. */
@@ -155,17 +159,30 @@ public final class Admission {
     }
 
     /**
-     * Offers a call: it is started at once if a seat is free, queued, or rejected at once (see the
-     * class comment). {@link AdmissionRequest#start()} or {@link AdmissionRequest#reject} may run
-     * before this returns, on this thread.
+     * Offers a call to {@code level}: it is started at once if a seat is free, queued, or rejected
+     * at once (see the class comment). {@link AdmissionRequest#start} or {@link AdmissionRequest#reject}
+     * may run before this returns, on this thread.
+     *
+     * @param allowanceNanos how long the call may wait and still do its work: its budget minus what
+     *     the work needs besides waiting
+     * @return the call's ticket: release it once the started call has ended, cancel it if the caller leaves first
      */
-    public void offer(AdmissionRequest request) {
+    public AdmissionTicket offer(Level level, long allowanceNanos, AdmissionRequest request) {
+        if (level.admission != this) {
+            throw new IllegalArgumentException("level '" + level.name + "' belongs to another admission");
+        }
+        Ticket ticket = new Ticket(level, request, allowanceNanos);
+        offer(ticket);
+        return ticket;
+    }
+
+    private void offer(Ticket request) {
         Level level = request.level;
         long now = clock.getAsLong();
         boolean seated = false;
         Rejection rejection = null;
         synchronized (lock) {
-            if (request.state != AdmissionRequest.State.NEW) {
+            if (request.state != Ticket.State.NEW) {
                 throw new IllegalStateException("a request is offered once");
             }
             request.offeredNanos = now;
@@ -177,11 +194,11 @@ public final class Admission {
             }
         }
         if (seated) {
-            listener.dispatched(level.name, 0);
-            request.start();
+            dispatched(level, 0);
+            request.request.start(request);
         } else if (rejection != null) {
-            listener.rejected(level.name, rejection.reason());
-            request.reject(rejection);
+            rejected(level, rejection.reason());
+            request.request.reject(rejection);
         }
     }
 
@@ -191,13 +208,13 @@ public final class Admission {
      * seat still run (the server still serves while it drains).
      */
     public void drain() {
-        List<AdmissionRequest> dropped = new ArrayList<>();
+        List<Ticket> dropped = new ArrayList<>();
         synchronized (lock) {
             draining = true;
             for (Level level : levelArray) {
                 if (level.queues != null) {
-                    for (AdmissionRequest request : level.queues.removeAll()) {
-                        request.state = AdmissionRequest.State.DONE;
+                    for (Ticket request : level.queues.removeAll()) {
+                        request.state = Ticket.State.DONE;
                         cancelTimeout(request);
                         dropped.add(request);
                     }
@@ -207,20 +224,20 @@ public final class Admission {
         if (!dropped.isEmpty()) {
             log.info("admission: draining; {} queued calls end UNAVAILABLE", dropped.size());
         }
-        for (AdmissionRequest request : dropped) {
-            listener.rejected(request.level.name, RejectReason.DRAINING);
-            request.reject(new Rejection(request.level.name, RejectReason.DRAINING, Duration.ZERO));
+        for (Ticket request : dropped) {
+            rejected(request.level, RejectReason.DRAINING);
+            request.request.reject(new Rejection(request.level.name, RejectReason.DRAINING, Duration.ZERO));
         }
     }
 
-    void release(AdmissionRequest request) {
+    void release(Ticket request) {
         long now = clock.getAsLong();
-        List<AdmissionRequest> started;
+        List<Ticket> started;
         synchronized (lock) {
-            if (request.state != AdmissionRequest.State.EXECUTING) {
+            if (request.state != Ticket.State.EXECUTING) {
                 return;
             }
-            request.state = AdmissionRequest.State.DONE;
+            request.state = Ticket.State.DONE;
             Level level = request.level;
             long service = now - request.startedNanos;
             if (request.queue != null) {
@@ -238,49 +255,49 @@ public final class Admission {
         }
     }
 
-    boolean cancel(AdmissionRequest request) {
+    boolean cancel(Ticket request) {
         synchronized (lock) {
-            if (request.state != AdmissionRequest.State.QUEUED) {
+            if (request.state != Ticket.State.QUEUED) {
                 return false;
             }
             Level level = request.level;
             level.queues.sync(clock.getAsLong(), level.seats());
             level.queues.remove(request);
-            request.state = AdmissionRequest.State.DONE;
+            request.state = Ticket.State.DONE;
             cancelTimeout(request);
         }
-        listener.rejected(request.level.name, RejectReason.CANCELLED);
+        rejected(request.level, RejectReason.CANCELLED);
         return true;
     }
 
-    private void timedOut(AdmissionRequest request) {
+    private void timedOut(Ticket request) {
         Rejection rejection;
         synchronized (lock) {
-            if (request.state != AdmissionRequest.State.QUEUED) {
+            if (request.state != Ticket.State.QUEUED) {
                 return;
             }
             Level level = request.level;
             long now = clock.getAsLong();
             level.queues.sync(now, level.seats());
             level.queues.remove(request);
-            request.state = AdmissionRequest.State.DONE;
+            request.state = Ticket.State.DONE;
             rejection = rejection(level, RejectReason.TIME_OUT, now);
         }
-        listener.rejected(request.level.name, RejectReason.TIME_OUT);
-        request.reject(rejection);
+        rejected(request.level, RejectReason.TIME_OUT);
+        request.request.reject(rejection);
     }
 
     /** Under the lock: queues the request and returns null, or returns why it cannot wait. */
-    private Rejection enqueue(AdmissionRequest request, Level level, long now) {
+    private Rejection enqueue(Ticket request, Level level, long now) {
         if (draining) {
-            request.state = AdmissionRequest.State.DONE;
+            request.state = Ticket.State.DONE;
             return new Rejection(level.name, RejectReason.DRAINING, Duration.ZERO);
         }
         if (level.queues == null) {
             return reject(request, level, RejectReason.CONCURRENCY_LIMIT, now);
         }
         level.queues.sync(now, level.seats());
-        String flow = request.flowId();
+        String flow = request.request.flowId();
         QueueSet.FairQueue queue = level.queues.choose(flow);
         if (level.queues.full(queue)) {
             return reject(request, level, RejectReason.QUEUE_FULL, now);
@@ -291,14 +308,14 @@ public final class Admission {
             return reject(request, level, RejectReason.DEADLINE_INFEASIBLE, now);
         }
         level.queues.add(request, queue, flow);
-        request.state = AdmissionRequest.State.QUEUED;
+        request.state = Ticket.State.QUEUED;
         long wait = Math.max(0, Math.min(request.allowanceNanos, maxWaitNanos));
         request.cancelTimeout = timer.schedule(() -> timedOut(request), wait);
         return null;
     }
 
-    private Rejection reject(AdmissionRequest request, Level level, RejectReason reason, long now) {
-        request.state = AdmissionRequest.State.DONE;
+    private Rejection reject(Ticket request, Level level, RejectReason reason, long now) {
+        request.state = Ticket.State.DONE;
         return rejection(level, reason, now);
     }
 
@@ -324,16 +341,16 @@ public final class Admission {
         return reserved;
     }
 
-    private void seat(AdmissionRequest request, long now) {
-        request.state = AdmissionRequest.State.EXECUTING;
+    private void seat(Ticket request, long now) {
+        request.state = Ticket.State.EXECUTING;
         request.startedNanos = now;
         executing++;
         request.level.executing++;
     }
 
     /** Under the lock: gives free seats to waiting calls; levels below their nominal seats first. */
-    private List<AdmissionRequest> dispatch(long now) {
-        List<AdmissionRequest> started = null;
+    private List<Ticket> dispatch(long now) {
+        List<Ticket> started = null;
         while (executing < limit) {
             Level next = null;
             boolean nextOwed = false;
@@ -356,7 +373,7 @@ public final class Admission {
                 break;
             }
             next.queues.sync(now, next.seats());
-            AdmissionRequest request = next.queues.poll(next.estimateNanos);
+            Ticket request = next.queues.poll(next.estimateNanos);
             seat(request, now);
             cancelTimeout(request);
             if (started == null) {
@@ -367,7 +384,7 @@ public final class Admission {
         return started;
     }
 
-    private static void cancelTimeout(AdmissionRequest request) {
+    private static void cancelTimeout(Ticket request) {
         Runnable cancel = request.cancelTimeout;
         request.cancelTimeout = null;
         if (cancel != null) {
@@ -380,7 +397,7 @@ public final class Admission {
      * to the next one: that one is started by the loop here, not by recursion, so a long queue of
      * quick failures cannot overflow the stack.
      */
-    private void startAll(List<AdmissionRequest> requests) {
+    private void startAll(List<Ticket> requests) {
         Starter starter = starters.get();
         starter.pending.addAll(requests);
         if (starter.running) {
@@ -388,11 +405,11 @@ public final class Admission {
         }
         starter.running = true;
         try {
-            AdmissionRequest request;
+            Ticket request;
             while ((request = starter.pending.pollFirst()) != null) {
-                listener.dispatched(request.level.name, request.startedNanos - request.offeredNanos);
+                dispatched(request.level, request.startedNanos - request.offeredNanos);
                 try {
-                    request.start();
+                    request.request.start(request);
                 } catch (Throwable e) {
                     // AdmittedCall ends its own call and frees its seat; a request that throws
                     // anyway must not stop the others this loop still has to start.
@@ -404,29 +421,69 @@ public final class Admission {
         }
     }
 
+    /** The listener is told, but what it throws never costs a call its seat or its answer. */
+    private void dispatched(Level level, long waitNanos) {
+        try {
+            listener.dispatched(level.name, waitNanos);
+        } catch (Throwable e) {
+            listenerFailed(e);
+        }
+    }
+
+    private void rejected(Level level, RejectReason reason) {
+        try {
+            listener.rejected(level.name, reason);
+        } catch (Throwable e) {
+            listenerFailed(e);
+        }
+    }
+
+    private void listenerFailed(Throwable e) {
+        listenerFailures.warn("admission: the admission listener failed (the call goes on): " + e);
+    }
+
     private static final class Starter {
-        final ArrayDeque<AdmissionRequest> pending = new ArrayDeque<>();
+        final ArrayDeque<Ticket> pending = new ArrayDeque<>();
         boolean running;
     }
 
-    /** One daemon thread for every admission's queue timeouts: it only rejects, never runs a call. */
-    private static final class SharedTimer implements Timer {
-        static final SharedTimer INSTANCE = new SharedTimer();
-        private final ScheduledThreadPoolExecutor executor;
+    /** What admission reports to, and the clock and timer it runs on. */
+    public static final class Builder {
 
-        private SharedTimer() {
-            executor = new ScheduledThreadPoolExecutor(1, task -> {
-                Thread thread = new Thread(task, "grpcops-admission-timer");
-                thread.setDaemon(true);
-                return thread;
-            });
-            executor.setRemoveOnCancelPolicy(true);
+        private final AdmissionConfig config;
+        private AdmissionListener listener = AdmissionListener.NONE;
+        private LongSupplier nanoClock = System::nanoTime;
+        private Timer timer = Admission::scheduleShared;
+
+        private Builder(AdmissionConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
         }
 
-        @Override
-        public Runnable schedule(Runnable task, long delayNanos) {
-            ScheduledFuture<?> future = executor.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-            return () -> future.cancel(false);
+        /** Told of every dispatch and rejection (metrics); nothing by default. What it throws is logged, never the call's. */
+        public Builder listener(AdmissionListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
         }
+
+        /** A monotonic clock in nanoseconds; {@link System#nanoTime} by default (tests give a fake one). */
+        public Builder nanoClock(LongSupplier nanoClock) {
+            this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+            return this;
+        }
+
+        /** Runs queue time-outs; the library's one timer thread by default (tests give a fake one). */
+        public Builder timer(Timer timer) {
+            this.timer = Objects.requireNonNull(timer, "timer");
+            return this;
+        }
+
+        public Admission build() {
+            return new Admission(this);
+        }
+    }
+
+    private static Runnable scheduleShared(Runnable task, long delayNanos) {
+        ScheduledFuture<?> future = SharedScheduler.get().schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        return () -> future.cancel(false);
     }
 }

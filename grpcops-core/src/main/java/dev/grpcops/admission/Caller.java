@@ -1,8 +1,8 @@
 package dev.grpcops.admission;
 
+import dev.grpcops.internal.PeerAddresses;
 import io.grpc.Context;
 import io.grpc.Metadata;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Optional;
 
@@ -51,7 +51,7 @@ public final class Caller {
     public String id() {
         String result = id;
         if (result == null) {
-            result = named != null ? named : peerAddress(peer);
+            result = named != null ? named : PeerAddresses.ip(peer);
             id = result;
         }
         return result;
@@ -69,12 +69,5 @@ public final class Caller {
     @Override
     public String toString() {
         return "Caller[" + id() + ", " + criticality.value() + "]";
-    }
-
-    private static String peerAddress(SocketAddress peer) {
-        if (peer instanceof InetSocketAddress inet) {
-            return inet.getAddress() != null ? inet.getAddress().getHostAddress() : inet.getHostString();
-        }
-        return peer == null ? "unknown" : peer.toString();
     }
 }

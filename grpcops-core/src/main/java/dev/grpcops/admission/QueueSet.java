@@ -18,7 +18,7 @@ final class QueueSet {
 
     static final class FairQueue {
         final int index;
-        final ArrayDeque<AdmissionRequest> waiting = new ArrayDeque<>();
+        final ArrayDeque<Ticket> waiting = new ArrayDeque<>();
         int executing;
         /** Virtual time at which this queue's next call would start. */
         double nextDispatchR;
@@ -111,7 +111,7 @@ final class QueueSet {
         return ahead;
     }
 
-    void add(AdmissionRequest request, FairQueue queue, String flow) {
+    void add(Ticket request, FairQueue queue, String flow) {
         if (queue.idle()) {
             queue.nextDispatchR = virtualTime;
             activeQueues++;
@@ -124,7 +124,7 @@ final class QueueSet {
     }
 
     /** Takes the next call in fair order, charging its queue {@code estimateNanos}; null if none waits. */
-    AdmissionRequest poll(long estimateNanos) {
+    Ticket poll(long estimateNanos) {
         FairQueue next = null;
         for (FairQueue queue : queues) {
             if (!queue.waiting.isEmpty() && (next == null || queue.nextDispatchR < next.nextDispatchR)) {
@@ -134,7 +134,7 @@ final class QueueSet {
         if (next == null) {
             return null;
         }
-        AdmissionRequest request = next.waiting.pollFirst();
+        Ticket request = next.waiting.pollFirst();
         waiting--;
         leaveFlow(request);
         next.executing++;
@@ -145,7 +145,7 @@ final class QueueSet {
     }
 
     /** A waiting call leaves its queue without being served (timed out, cancelled). */
-    void remove(AdmissionRequest request) {
+    void remove(Ticket request) {
         FairQueue queue = request.queue;
         if (queue.waiting.remove(request)) {
             waiting--;
@@ -157,7 +157,7 @@ final class QueueSet {
     }
 
     /** A call dispatched from a queue ended after {@code serviceNanos}: its queue pays what it really used. */
-    void finished(AdmissionRequest request, long serviceNanos) {
+    void finished(Ticket request, long serviceNanos) {
         FairQueue queue = request.queue;
         queue.executing--;
         executing--;
@@ -168,8 +168,8 @@ final class QueueSet {
     }
 
     /** Empties every queue, for the drain. */
-    List<AdmissionRequest> removeAll() {
-        List<AdmissionRequest> all = new ArrayList<>(waiting);
+    List<Ticket> removeAll() {
+        List<Ticket> all = new ArrayList<>(waiting);
         for (FairQueue queue : queues) {
             all.addAll(queue.waiting);
             queue.waiting.clear();
@@ -189,7 +189,7 @@ final class QueueSet {
         return waiting;
     }
 
-    private void leaveFlow(AdmissionRequest request) {
+    private void leaveFlow(Ticket request) {
         Flow flow = flows.get(request.flow);
         if (flow != null && --flow.waiting == 0) {
             flows.remove(request.flow);

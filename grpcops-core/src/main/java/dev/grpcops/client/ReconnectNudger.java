@@ -1,9 +1,9 @@
 package dev.grpcops.client;
 
+import dev.grpcops.internal.SharedScheduler;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -24,16 +24,12 @@ public final class ReconnectNudger implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReconnectNudger.class);
 
     private final Duration interval;
-    private final ScheduledExecutorService scheduler;
+    private final ScheduledExecutorService scheduler = SharedScheduler.get();
+    private volatile boolean closed;
 
     /** @param interval how long a channel stays without a backend before it is nudged; zero or negative never nudges */
     public ReconnectNudger(Duration interval) {
         this.interval = interval;
-        this.scheduler = enabled() ? Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "grpcops-reconnect");
-            thread.setDaemon(true);
-            return thread;
-        }) : null;
     }
 
     /**
@@ -49,9 +45,7 @@ public final class ReconnectNudger implements AutoCloseable {
 
     @Override
     public void close() {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-        }
+        closed = true;
     }
 
     private boolean enabled() {
@@ -69,7 +63,7 @@ public final class ReconnectNudger implements AutoCloseable {
         }
 
         void follow(ConnectivityState state) {
-            if (channel.isShutdown() || scheduler.isShutdown()) {
+            if (channel.isShutdown() || closed) {
                 return;
             }
             if (state == ConnectivityState.TRANSIENT_FAILURE && nudging.compareAndSet(false, true)) {
@@ -81,12 +75,16 @@ public final class ReconnectNudger implements AutoCloseable {
         private void schedule() {
             try {
                 scheduler.schedule(this::nudge, interval.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException closed) {
+            } catch (RejectedExecutionException shutDown) {
                 nudging.set(false);
             }
         }
 
         private void nudge() {
+            if (closed) {
+                nudging.set(false);
+                return;
+            }
             try {
                 // Round-robin stays in TRANSIENT_FAILURE while its subchannels retry, without a state
                 // change to react to: keep nudging until the channel has left it.

@@ -3,8 +3,6 @@ package dev.grpcops.admission;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.grpcops.admission.internal.AdmissionServerInterceptor;
-import dev.grpcops.admission.internal.CallerForwardingInterceptor;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
@@ -17,10 +15,9 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ForwardingServerCallListener;
-import dev.grpcops.budget.Budget;
-import dev.grpcops.budget.BudgetListener;
-import dev.grpcops.budget.BudgetRules;
-import dev.grpcops.budget.internal.BudgetServerInterceptor;
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.deadline.BudgetRules;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -100,20 +97,20 @@ class AdmissionInterceptorTests {
     /** Stock behind {@code inner}, admission and (when not null) {@code outer}, outermost last. */
     private void start(int limit, PriorityLevelConfig level, ServerInterceptor inner, ServerInterceptor outer)
             throws Exception {
-        admission = Admission.create(new AdmissionConfig(limit, List.of(level), Duration.ofSeconds(10),
-                Duration.ofSeconds(1), Duration.ofSeconds(32)), new AdmissionListener() {
+        admission = Admission.builder(new AdmissionConfig(limit, List.of(level), Duration.ofSeconds(10),
+                Duration.ofSeconds(1), Duration.ofSeconds(32))).listener(new AdmissionListener() {
                     @Override
                     public void rejected(String levelName, RejectReason reason) {
                         rejections.add(levelName + "/" + reason.label());
                     }
-                });
+                }).build();
         Map<Criticality, String> levels = new java.util.EnumMap<>(Criticality.class);
         for (Criticality criticality : Criticality.values()) {
             levels.put(criticality, level.name());
         }
         CallerPolicy policy = new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL);
-        AdmissionServerInterceptor interceptor = new AdmissionServerInterceptor(admission, policy,
-                Set.of(HealthGrpc.SERVICE_NAME), Set.of(), Duration.ofSeconds(2), Duration.ofSeconds(1_000_000), Duration.ZERO);
+        ServerInterceptor interceptor = AdmissionInterceptors.server(admission).policy(policy)
+                .exemptServices(Set.of(HealthGrpc.SERVICE_NAME)).build();
         String name = InProcessServerBuilder.generateName();
         Server server = InProcessServerBuilder.forName(name).directExecutor()
                 .addService(outer == null ? ServerInterceptors.intercept(stock, inner, interceptor)
@@ -288,7 +285,7 @@ class AdmissionInterceptorTests {
                 })).build().start();
         closeables.add(() -> back.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
         ManagedChannel toBack = InProcessChannelBuilder.forName(name).directExecutor()
-                .intercept(new CallerForwardingInterceptor()).build();
+                .intercept(AdmissionInterceptors.callerForwarding()).build();
         closeables.add(() -> toBack.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
         as("mobile-app", "critical").check(CheckRequest.getDefaultInstance());
@@ -340,7 +337,7 @@ class AdmissionInterceptorTests {
             }
         };
         start(1, PriorityLevelConfig.of("default", 1), recording,
-                new BudgetServerInterceptor(BudgetRules.DEFAULTS, BudgetListener.NONE, Set.of()));
+                BudgetInterceptors.builder(BudgetRules.DEFAULTS).excludedServices(Set.of()).build().server());
 
         var first = as("alpha", null).check(CheckRequest.getDefaultInstance()); // finds the seat free
         var second = as("beta", null).check(CheckRequest.getDefaultInstance()); // waits for it

@@ -22,8 +22,8 @@ class AdmissionTests {
     };
 
     private Admission admission(int limit, Duration maxWait, PriorityLevelConfig... levels) {
-        return new Admission(new AdmissionConfig(limit, List.of(levels), maxWait, Duration.ofSeconds(1),
-                Duration.ofSeconds(32)), listener, time::now, time);
+        return Admission.builder(new AdmissionConfig(limit, List.of(levels), maxWait, Duration.ofSeconds(1),
+                Duration.ofSeconds(32))).listener(listener).nanoClock(time::now).timer(time).build();
     }
 
     private Admission threeLevels(int limit) {
@@ -33,8 +33,7 @@ class AdmissionTests {
 
     private TestCall offer(Admission admission, String level, String flow, long allowanceMillis) {
         TestCall call = new TestCall(admission.level(level), flow, allowanceMillis, started);
-        admission.offer(call);
-        return call;
+        return call.offer();
     }
 
     @Test
@@ -194,14 +193,14 @@ class AdmissionTests {
             }
 
             @Override
-            protected void start() {
-                super.start();
+            public void start(AdmissionTicket ticket) {
+                super.start(ticket);
                 release(); // ends at once, like a handler that fails on its first line
             }
         }
         TestCall holder = offer(admission, "default", "holder", 60_000);
         for (int i = 0; i < 20_000; i++) {
-            admission.offer(new FailingFast("flow-" + (i % 50)));
+            new FailingFast("flow-" + (i % 50)).offer();
         }
         holder.release();
         assertThat(order).hasSize(20_000);
@@ -212,5 +211,33 @@ class AdmissionTests {
         Admission admission = threeLevels(10);
         assertThatThrownBy(() -> admission.level("gold")).hasMessageContaining("gold")
                 .hasMessageContaining("critical");
+    }
+
+    /** A metrics listener that throws must cost no call its seat, and no queued call its start. */
+    @Test
+    void aListenerThatThrowsLosesNoSeatAndStartsEveryCall() {
+        AdmissionListener throwing = new AdmissionListener() {
+            @Override
+            public void dispatched(String level, long waitNanos) {
+                throw new IllegalStateException("broken metrics");
+            }
+
+            @Override
+            public void rejected(String level, RejectReason reason) {
+                throw new IllegalStateException("broken metrics");
+            }
+        };
+        Admission admission = Admission.builder(new AdmissionConfig(1, List.of(PriorityLevelConfig.of("default", 1)),
+                Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(32)))
+                .listener(throwing).nanoClock(time::now).timer(time).build();
+
+        TestCall first = offer(admission, "default", "a", 5_000);
+        TestCall queued = offer(admission, "default", "b", 5_000);
+        assertThat(first.started).as("started though the listener threw").isTrue();
+        first.release();
+        assertThat(queued.started).as("the queued call was started by the release").isTrue();
+        queued.release();
+        assertThat(admission.level("default").executingSeats()).isZero();
+        assertThat(offer(admission, "default", "c", 5_000).started).isTrue();
     }
 }

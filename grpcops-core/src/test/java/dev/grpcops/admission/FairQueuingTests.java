@@ -16,14 +16,13 @@ class FairQueuingTests {
     private final List<TestCall> started = new ArrayList<>();
 
     private Admission admission(int limit, PriorityLevelConfig... levels) {
-        return new Admission(new AdmissionConfig(limit, List.of(levels), Duration.ofSeconds(10),
-                Duration.ofSeconds(1), Duration.ofSeconds(32)), AdmissionListener.NONE, time::now, time);
+        return Admission.builder(new AdmissionConfig(limit, List.of(levels), Duration.ofSeconds(10),
+                Duration.ofSeconds(1), Duration.ofSeconds(32))).listener(AdmissionListener.NONE).nanoClock(time::now).timer(time).build();
     }
 
     private TestCall offer(Admission admission, String level, String flow) {
         TestCall call = new TestCall(admission.level(level), flow, 5_000, started);
-        admission.offer(call);
-        return call;
+        return call.offer();
     }
 
     private void offer(Admission admission, String flow, int count) {

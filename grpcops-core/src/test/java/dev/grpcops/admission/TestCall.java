@@ -3,36 +3,58 @@ package dev.grpcops.admission;
 import java.util.List;
 
 /** A call offered to admission that records what happened to it. */
-class TestCall extends AdmissionRequest {
+class TestCall implements AdmissionRequest {
 
     private final String flow;
     private final List<TestCall> startOrder;
+    final Admission.Level level;
+    final long allowanceNanos;
+    AdmissionTicket ticket;
     boolean started;
     Rejection rejection;
 
     TestCall(Admission.Level level, String flow, long allowanceMillis, List<TestCall> startOrder) {
-        super(level, allowanceMillis * 1_000_000L);
+        this.level = level;
+        this.allowanceNanos = allowanceMillis * 1_000_000L;
         this.flow = flow;
         this.startOrder = startOrder;
+    }
+
+    /** Offers this call to its level's admission; returns it. */
+    TestCall offer() {
+        AdmissionTicket offered = level.admission().offer(level, allowanceNanos, this);
+        if (ticket == null) {
+            ticket = offered;
+        }
+        return this;
     }
 
     String flow() {
         return flow;
     }
 
+    void release() {
+        ticket.release();
+    }
+
+    boolean cancel() {
+        return ticket.cancel();
+    }
+
     @Override
-    protected String flowId() {
+    public String flowId() {
         return flow;
     }
 
     @Override
-    protected void start() {
+    public void start(AdmissionTicket ticket) {
+        this.ticket = ticket;
         started = true;
         startOrder.add(this);
     }
 
     @Override
-    protected void reject(Rejection rejection) {
+    public void reject(Rejection rejection) {
         this.rejection = rejection;
     }
 

@@ -229,7 +229,7 @@ class ReconnectNudgerTests {
         public ConnectivityState getState(boolean requestConnection) {
             (requestConnection ? connectRequests : stateQueries).incrementAndGet();
             Supplier<ConnectivityState> race = firstNudgerQuery;
-            if (race != null && Thread.currentThread().getName().equals("grpcops-reconnect")) {
+            if (race != null && Thread.currentThread().getName().equals("grpcops-timer")) {
                 firstNudgerQuery = null;
                 ConnectivityState answer = race.get();
                 raceRan.set(true);

@@ -3,8 +3,8 @@ package dev.grpcops.k8s;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.autoconfigure.admin.AdminProperties;
-import dev.grpcops.autoconfigure.lifecycle.MaxConnectionAgeEnvironment;
-import dev.grpcops.autoconfigure.lifecycle.ShutdownProperties;
+import dev.grpcops.autoconfigure.server.MaxConnectionAgeEnvironment;
+import dev.grpcops.autoconfigure.drain.ShutdownProperties;
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;

@@ -4,7 +4,7 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
-import dev.grpcops.budget.BudgetRetry;
+import dev.grpcops.retry.Retry;
 import dev.grpcops.chain.ChainInput;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
@@ -20,7 +20,7 @@ import net.devh.boot.grpc.server.service.GrpcService;
  * Quote asks Stock without holding a thread while it waits. The budget library gives the Stock
  * call its deadline (remaining − reserve) or refuses to send it; either way Stock's status and
  * description come back to the caller unchanged. With {@code pricing.retry-stock} the Stock call goes
- * through {@link BudgetRetry}: retried once on UNAVAILABLE when every rule allows, and never for a
+ * through {@link Retry}: retried once on UNAVAILABLE when every rule allows, and never for a
  * Quote that arrived as Edge's retry (only one hop retries).
  */
 @GrpcService
@@ -28,9 +28,9 @@ class PricingService extends PricingGrpc.PricingImplBase {
 
     private final StockGrpc.StockFutureStub stock;
     private final PricingProperties properties;
-    private final BudgetRetry retry;
+    private final Retry retry;
 
-    PricingService(StockGrpc.StockFutureStub stock, PricingProperties properties, BudgetRetry retry) {
+    PricingService(StockGrpc.StockFutureStub stock, PricingProperties properties, Retry retry) {
         this.stock = stock;
         this.properties = properties;
         this.retry = retry;

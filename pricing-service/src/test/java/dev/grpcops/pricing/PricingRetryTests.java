@@ -3,7 +3,6 @@ package dev.grpcops.pricing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.grpcops.budget.BudgetRetry;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
@@ -26,7 +25,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 
-/** pricing.retry-stock: Pricing retries Stock through BudgetRetry, but never under a Quote that arrived as a retry. */
+/** pricing.retry-stock: Pricing retries Stock through Retry, but never under a Quote that arrived as a retry. */
 @SpringBootTest(properties = {
     "grpc.server.in-process-name=pricing-retry-test",
     "grpc.server.port=-1",
@@ -38,6 +37,10 @@ import org.springframework.context.annotation.Bean;
 })
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PricingRetryTests {
+
+    /** gRFC A6's header: the attempt number of a retry or hedge. */
+    private static final Metadata.Key<String> PREVIOUS_ATTEMPTS =
+            Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER);
 
     @GrpcClient("pricing")
     private PricingGrpc.PricingBlockingStub pricing;
@@ -57,7 +60,7 @@ class PricingRetryTests {
     @Test
     void aQuoteThatArrivedAsARetryIsNotRetriedAgain() {
         Metadata retry = new Metadata();
-        retry.put(BudgetRetry.PREVIOUS_ATTEMPTS, "1");
+        retry.put(PREVIOUS_ATTEMPTS, "1");
         StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class, () -> pricing
                 .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(retry))
                 .withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QuoteRequest.newBuilder().setSku("second").build()));
@@ -88,7 +91,7 @@ class PricingRetryTests {
         @Override
         public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(io.grpc.ServerCall<ReqT, RespT> call,
                 Metadata headers, io.grpc.ServerCallHandler<ReqT, RespT> next) {
-            String attempts = headers.get(BudgetRetry.PREVIOUS_ATTEMPTS);
+            String attempts = headers.get(PREVIOUS_ATTEMPTS);
             return io.grpc.Contexts.interceptCall(io.grpc.Context.current().withValue(ATTEMPTS,
                     attempts == null ? "" : attempts), call, headers, next);
         }

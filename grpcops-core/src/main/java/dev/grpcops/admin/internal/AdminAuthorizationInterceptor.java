@@ -5,6 +5,7 @@ import dev.grpcops.admin.AdminListener;
 import dev.grpcops.admin.AdminMethods;
 import dev.grpcops.admin.AdminRateLimit;
 import dev.grpcops.admin.AdminTokens;
+import dev.grpcops.internal.PeerAddresses;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
@@ -12,9 +13,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -30,9 +28,10 @@ import org.slf4j.LoggerFactory;
  * matching the configured token, compared in constant time; the scheme is read in any case and
  * whitespace around it is ignored (RFC 7235). Missing credentials end the call with
  * {@code UNAUTHENTICATED}, a wrong token (or none configured) with {@code PERMISSION_DENIED}; the
- * service method never runs. An address whose admin calls were refused too often is refused with
- * {@code RESOURCE_EXHAUSTED} without a check for a while ({@link AdminRateLimit}, kept by
- * {@link RefusedAdminCalls}).
+ * service method never runs. Once an address's admin calls were refused too often, its refused
+ * calls end with {@code RESOURCE_EXHAUSTED} for a while, without saying why ({@link AdminRateLimit},
+ * kept by {@link RefusedAdminCalls}); a call with the right token still passes, so admins behind a
+ * proxy that also forwards someone's wrong tokens are not locked out.
  *
  * <p>Calls let through are logged one by one with the caller's address and result (INFO when OK);
  * refused calls are logged in aggregate, at most one WARN line per address per interval with
@@ -78,12 +77,16 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
         if (!adminMethods.contains(method)) {
             return next.startCall(call, headers);
         }
-        SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-        String peer = peer(remote);
-        Duration blocked = refusals.blocked(peer);
-        boolean checked = blocked.isZero();
-        Status refusal = checked ? refusal(headers.get(AdminCredentials.AUTHORIZATION)) : tooMany(blocked);
+        String peer = PeerAddresses.ip(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+        // The token is always checked (in constant time): the right one passes even from an address
+        // that is refused for now, since admins and a flood of wrong tokens may share one proxy.
+        Status refusal = refusal(headers.get(AdminCredentials.AUTHORIZATION));
         if (refusal != null) {
+            Duration blocked = refusals.blocked(peer);
+            boolean checked = blocked.isZero();
+            if (!checked) {
+                refusal = tooMany(blocked);
+            }
             refusals.refused(peer, method, refusal, checked);
             listener.completed(method, refusal.getCode());
             call.close(refusal, new Metadata());
@@ -130,15 +133,6 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             log.warn("admin {} from {}: {} {}", method, peer, status.getCode(), status.getDescription());
         }
         listener.completed(method, status.getCode());
-    }
-
-    /** The caller's IP address, whatever its port: what the rate limit counts by. */
-    static String peer(SocketAddress remote) {
-        if (remote instanceof InetSocketAddress inet) {
-            InetAddress address = inet.getAddress();
-            return address != null ? address.getHostAddress() : inet.getHostString();
-        }
-        return String.valueOf(remote);
     }
 
     private static byte[] sha256(String value) {

@@ -3,7 +3,7 @@ package dev.grpcops.admission.internal;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
-import dev.grpcops.budget.Budget;
+import dev.grpcops.deadline.Budget;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Grpc;
@@ -60,9 +60,9 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
         Caller caller = policy.classify(headers.get(Caller.CALLER_KEY), headers.get(Caller.CRITICALITY_KEY),
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
-        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(admission.level(policy.levelOf(caller)),
-                remaining(context) - neededNanos, caller, call, headers, next, context);
-        admission.offer(admitted);
+        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(caller, call, headers, next, context);
+        admitted.offered(admission.offer(admission.level(policy.levelOf(caller)), remaining(context) - neededNanos,
+                admitted));
         return admitted.listener();
     }
 

@@ -1,11 +1,12 @@
 package dev.grpcops.admission.internal;
 
-import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionRequest;
+import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
-import dev.grpcops.server.ContextAttachingListener;
+import dev.grpcops.internal.ContextAttachingListener;
+import dev.grpcops.internal.Headers;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -20,9 +21,7 @@ import java.util.List;
  * replayed in order once the handler has started, and the seat is released exactly once, when the
  * call completes or is cancelled.
  */
-final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
-
-    static final Metadata.Key<String> PUSHBACK = Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
+final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
 
     private final Caller caller;
     private final ServerCall<ReqT, RespT> call;
@@ -30,10 +29,11 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
     private final ServerCallHandler<ReqT, RespT> next;
     private final Context context;
     private final Deferred listener = new Deferred();
+    /** Set by {@link #start} or by the interceptor once {@code offer} returns, whichever comes first. */
+    private volatile AdmissionTicket ticket;
 
-    AdmittedCall(Admission.Level level, long allowanceNanos, Caller caller, ServerCall<ReqT, RespT> call,
-            Metadata headers, ServerCallHandler<ReqT, RespT> next, Context context) {
-        super(level, allowanceNanos);
+    AdmittedCall(Caller caller, ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next,
+            Context context) {
         this.caller = caller;
         this.call = call;
         this.headers = headers;
@@ -45,8 +45,20 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
         return listener;
     }
 
+    void offered(AdmissionTicket ticket) {
+        this.ticket = ticket;
+    }
+
+    private void release() {
+        ticket.release();
+    }
+
+    private boolean cancel() {
+        return ticket.cancel();
+    }
+
     @Override
-    protected String flowId() {
+    public String flowId() {
         return caller.id();
     }
 
@@ -56,7 +68,8 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
      * and frees the seat, whatever was thrown (an Error too), so no seat is ever lost.
      */
     @Override
-    protected void start() {
+    public void start(AdmissionTicket ticket) {
+        this.ticket = ticket;
         ServerCall.Listener<ReqT> delegate;
         Context previous = context.attach();
         try {
@@ -81,14 +94,14 @@ final class AdmittedCall<ReqT, RespT> extends AdmissionRequest {
     }
 
     @Override
-    protected void reject(Rejection rejection) {
+    public void reject(Rejection rejection) {
         listener.ended();
         Metadata trailers = new Metadata();
         if (rejection.reason() == RejectReason.DRAINING) {
             call.close(Status.UNAVAILABLE.withDescription(rejection.describe()), trailers);
             return;
         }
-        trailers.put(PUSHBACK, Long.toString(rejection.retryAfter().toMillis()));
+        trailers.put(Headers.RETRY_PUSHBACK, Long.toString(rejection.retryAfter().toMillis()));
         call.close(Status.RESOURCE_EXHAUSTED.withDescription(rejection.describe()), trailers);
     }
 

@@ -1,18 +1,21 @@
 package dev.grpcops.autoconfigure.admin;
 
+import dev.grpcops.admin.AdminAuthorization;
 import dev.grpcops.admin.AdminListener;
 import dev.grpcops.admin.AdminMethods;
-import dev.grpcops.admin.internal.AdminAuthorizationInterceptor;
-import dev.grpcops.admin.internal.RefusedAdminCalls;
+import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
+import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
 
 /**
  * Admin authorization for every {@link AdminMethods} bean's methods: a bearer token from
@@ -27,20 +30,32 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(AdminProperties.class)
 public class AdminAutoConfiguration {
 
-    @Bean
-    @ConditionalOnMissingBean
-    AdminListener adminListener(ObjectProvider<MeterRegistry> registry) {
-        return new MicrometerAdminListener(registry.getIfAvailable(CompositeMeterRegistry::new));
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean(MeterRegistry.class)
+    static class Metrics {
+
+        @Bean
+        @ConditionalOnMissingBean
+        AdminListener micrometerAdminListener(MeterRegistry registry) {
+            return new MicrometerAdminListener(registry);
+        }
     }
 
     @Bean
     @ConditionalOnMissingBean
+    AdminListener adminListener() {
+        return AdminListener.NONE;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "grpcopsAdminAuthorizationInterceptor")
     @GrpcGlobalServerInterceptor
-    AdminAuthorizationInterceptor adminAuthorizationInterceptor(ObjectProvider<AdminMethods> adminMethods,
+    @Order(GrpcopsInterceptorOrder.ADMIN_AUTHORIZATION)
+    ServerInterceptor grpcopsAdminAuthorizationInterceptor(ObjectProvider<AdminMethods> adminMethods,
             AdminProperties properties, AdminListener listener) {
         // Checked here first, so that the failure names the property (never the value).
         String token = properties.usableToken();
-        return new AdminAuthorizationInterceptor(adminMethods.orderedStream().toList(), token, listener,
-                new RefusedAdminCalls(properties.toRateLimit()));
+        return AdminAuthorization.builder(adminMethods.orderedStream().toList()).token(token).listener(listener)
+                .rateLimit(properties.toRateLimit()).build();
     }
 }

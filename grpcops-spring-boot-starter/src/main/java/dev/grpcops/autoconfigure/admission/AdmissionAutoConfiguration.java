@@ -3,21 +3,24 @@ package dev.grpcops.autoconfigure.admission;
 import dev.grpcops.admin.AdminMethods;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionConfig;
+import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.admission.AdmissionListener;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.InvalidAdmissionConfigException;
-import dev.grpcops.admission.internal.AdmissionServerInterceptor;
-import dev.grpcops.admission.internal.CallerForwardingInterceptor;
-import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
+import dev.grpcops.deadline.BudgetRules;
+import io.grpc.ClientInterceptor;
+import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import java.time.Duration;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.function.Supplier;
 import net.devh.boot.grpc.client.interceptor.GrpcGlobalClientInterceptor;
-import net.devh.boot.grpc.common.util.InterceptorOrder;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -27,13 +30,14 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
 /**
- * Fair admission (SPEC §9) in front of every served call, on by default: the server-wide
- * {@link Admission}, its interceptor (right after net.devh's metrics interceptor, so rejections are
- * counted there too, and before every other one), the caller forwarded on downstream calls, and the
- * metrics. Health, reflection and every {@link AdminMethods} bean's methods are exempt.
- * {@code grpcops.admission.enabled=false} switches it off. Bad settings stop the start, naming the property.
+ * Fair admission in front of every served call, on by default: the server-wide {@link Admission},
+ * its interceptor (right after net.devh's metrics and tracing interceptors, so rejections are
+ * counted and traced there too, and before every other one), the caller forwarded on downstream
+ * calls, and the metrics. Health, reflection and every {@link AdminMethods} bean's methods are
+ * exempt. {@code grpcops.admission.enabled=false} switches it off. Bad settings stop the start,
+ * naming the property.
  */
-@AutoConfiguration(afterName = {"dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration",
+@AutoConfiguration(afterName = {"dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass(GrpcGlobalServerInterceptor.class)
 @ConditionalOnProperty(prefix = "grpcops.admission", name = "enabled", matchIfMissing = true)
@@ -43,36 +47,58 @@ public class AdmissionAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     CallerPolicy callerPolicy(AdmissionProperties properties) {
-        return named(() -> properties.toPolicy());
+        return named(properties::toPolicy);
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean(MeterRegistry.class)
+    static class Metrics {
+
+        @Bean
+        @ConditionalOnMissingBean
+        AdmissionListener micrometerAdmissionListener(MeterRegistry registry, AdmissionProperties properties) {
+            return new MicrometerAdmissionListener(registry, properties.getLevels().keySet());
+        }
+
+        /** The gauges read the admission itself when scraped. */
+        @Bean
+        MeterBinder grpcopsAdmissionGauges(Admission admission) {
+            return registry -> MicrometerAdmissionListener.registerGauges(registry, admission);
+        }
     }
 
     @Bean
     @ConditionalOnMissingBean
-    Admission admission(AdmissionProperties properties, CallerPolicy policy, ObjectProvider<MeterRegistry> registry) {
+    AdmissionListener admissionListener() {
+        return AdmissionListener.NONE;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    Admission admission(AdmissionProperties properties, CallerPolicy policy, AdmissionListener listener) {
         AdmissionConfig config = named(() -> {
             AdmissionConfig checked = properties.toConfig();
             checked.check(policy);
             return checked;
         });
-        MeterRegistry meters = registry.getIfAvailable(CompositeMeterRegistry::new);
-        Admission admission = Admission.create(config, new MicrometerAdmissionListener(meters,
-                properties.getLevels().keySet()));
-        MicrometerAdmissionListener.registerGauges(meters, admission);
-        return admission;
+        return Admission.builder(config).listener(listener).build();
     }
 
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean(name = "grpcopsAdmissionInterceptor")
     @GrpcGlobalServerInterceptor
-    @Order(InterceptorOrder.ORDER_TRACING_METRICS + 100)
-    AdmissionServerInterceptor admissionServerInterceptor(Admission admission, CallerPolicy policy,
-            AdmissionProperties properties, ObjectProvider<AdminMethods> adminMethods, ObjectProvider<BudgetRules> rules) {
+    @Order(GrpcopsInterceptorOrder.ADMISSION)
+    ServerInterceptor grpcopsAdmissionInterceptor(Admission admission, CallerPolicy policy,
+            AdmissionProperties properties, ObjectProvider<AdminMethods> adminMethods, BudgetRules rules) {
         Set<String> exemptMethods = new HashSet<>();
         adminMethods.orderedStream().forEach(methods -> exemptMethods.addAll(methods.fullMethodNames()));
-        BudgetRules budget = rules.getIfAvailable(() -> BudgetRules.DEFAULTS);
-        Duration needed = properties.isCallsDownstream() ? budget.reserve().plus(budget.minDownstream()) : Duration.ZERO;
-        return new AdmissionServerInterceptor(admission, policy, new HashSet<>(properties.getExemptServices()),
-                exemptMethods, budget.defaultBudget(), BudgetRules.NO_DEADLINE_BEYOND, needed);
+        AdmissionInterceptors.ServerBuilder server = AdmissionInterceptors.server(admission).policy(policy)
+                .exemptServices(new HashSet<>(properties.getExemptServices())).exemptMethods(exemptMethods)
+                .defaultBudget(rules.defaultBudget());
+        if (properties.isCallsDownstream()) {
+            server.callsDownstream(rules);
+        }
+        return server.build();
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -80,14 +106,15 @@ public class AdmissionAutoConfiguration {
     static class ClientSide {
 
         @Bean
-        @ConditionalOnMissingBean
+        @ConditionalOnMissingBean(name = "grpcopsCallerForwardingInterceptor")
         @GrpcGlobalClientInterceptor
-        CallerForwardingInterceptor callerForwardingInterceptor() {
-            return new CallerForwardingInterceptor();
+        @Order(GrpcopsInterceptorOrder.CALLER_FORWARDING)
+        ClientInterceptor grpcopsCallerForwardingInterceptor() {
+            return AdmissionInterceptors.callerForwarding();
         }
     }
 
-    private static <T> T named(java.util.function.Supplier<T> build) {
+    private static <T> T named(Supplier<T> build) {
         try {
             return build.get();
         } catch (InvalidAdmissionConfigException e) {

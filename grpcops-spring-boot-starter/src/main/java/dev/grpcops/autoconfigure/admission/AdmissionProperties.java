@@ -4,7 +4,7 @@ import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.PriorityLevelConfig;
-import dev.grpcops.lifecycle.InfrastructureServices;
+import dev.grpcops.InfrastructureServices;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;

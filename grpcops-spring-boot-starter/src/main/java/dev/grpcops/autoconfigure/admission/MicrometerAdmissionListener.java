@@ -14,7 +14,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The metrics of SPEC §9, built once per level when the application starts, never per call:
+ * The admission metrics, built once per level when the application starts, never per call:
  * {@code grpc_admission_rejected_total{priority_level,reason}}, {@code grpc_admission_dispatched_total},
  * {@code grpc_admission_wait_seconds} (histogram), and the gauges {@code grpc_admission_inqueue_requests},
  * {@code grpc_admission_executing_seats}, {@code grpc_admission_limit_seats}. No per-caller label.

@@ -3,15 +3,15 @@ package dev.grpcops.autoconfigure.kubernetes;
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import dev.grpcops.kubernetes.ResolverListener;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * The {@code kubernetes:///} resolver of {@code grpcops-kubernetes}, when a service has that module:
@@ -25,10 +25,21 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(KubernetesResolverProperties.class)
 public class KubernetesResolverAutoConfiguration {
 
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean(MeterRegistry.class)
+    static class Metrics {
+
+        @Bean
+        @ConditionalOnMissingBean
+        ResolverListener micrometerResolverListener(MeterRegistry registry) {
+            return new MicrometerResolverListener(registry);
+        }
+    }
+
     @Bean
     @ConditionalOnMissingBean
-    ResolverListener resolverListener(ObjectProvider<MeterRegistry> registry) {
-        return new MicrometerResolverListener(registry.getIfAvailable(CompositeMeterRegistry::new));
+    ResolverListener resolverListener() {
+        return ResolverListener.NONE;
     }
 
     @Bean

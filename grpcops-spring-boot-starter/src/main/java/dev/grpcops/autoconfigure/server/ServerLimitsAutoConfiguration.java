@@ -1,19 +1,10 @@
 package dev.grpcops.autoconfigure.server;
 
-import dev.grpcops.server.MalformedRequests;
-import dev.grpcops.server.RateLimitedLog;
-import dev.grpcops.server.UnknownMethods;
-import io.micrometer.core.instrument.Counter;
+import dev.grpcops.guard.MalformedRequests;
+import dev.grpcops.guard.RateLimitedLog;
+import dev.grpcops.guard.UnknownMethods;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import java.util.Map;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import java.util.concurrent.ConcurrentHashMap;
 import net.devh.boot.grpc.server.serverfactory.GrpcServerConfigurer;
 import net.devh.boot.grpc.server.service.GrpcServiceDefinition;
 import net.devh.boot.grpc.server.service.GrpcServiceDiscoverer;
@@ -42,31 +33,27 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(ServerLimitsProperties.class)
 public class ServerLimitsAutoConfiguration {
 
-    /** The executor handlers run on when they may block: bounded (grpcops.server.executor-threads). */
-    @Bean(destroyMethod = "shutdown")
+    /** The executor handlers run on when they may block: bounded threads and queue. */
+    @Bean
     @ConditionalOnProperty(prefix = "grpcops.server", name = "direct-executor", havingValue = "false", matchIfMissing = true)
-    ThreadPoolExecutor grpcopsServerExecutor(ServerLimitsProperties properties) {
-        AtomicInteger count = new AtomicInteger();
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(properties.getExecutorThreads(),
-                properties.getExecutorThreads(), 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
-                    Thread thread = new Thread(task, "grpcops-server-" + count.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
-        executor.allowCoreThreadTimeOut(true);
-        return executor;
+    ServerExecutor grpcopsServerExecutor(ServerLimitsProperties properties) {
+        return new ServerExecutor(properties.getExecutorThreads(), properties.getExecutorQueue(),
+                properties.getBadRequestLogInterval());
+    }
+
+    /** Counted when a meter registry is there, nowhere otherwise. */
+    @Bean
+    ServerLimitsMeters grpcopsServerLimitsMeters(ObjectProvider<MeterRegistry> registry) {
+        return new ServerLimitsMeters(registry);
     }
 
     @Bean
-    GrpcServerConfigurer grpcopsServerLimits(ServerLimitsProperties properties, ObjectProvider<MeterRegistry> registry,
-            @Qualifier("grpcopsServerExecutor") ObjectProvider<ThreadPoolExecutor> executor) {
-        Counter unknown = Counter.builder("grpc.server.unknown.method.calls")
-                .description("Calls to methods this server does not serve, answered UNIMPLEMENTED (never tagged by name)")
-                .register(registry.getIfAvailable(CompositeMeterRegistry::new));
+    GrpcServerConfigurer grpcopsServerLimits(ServerLimitsProperties properties, ServerLimitsMeters meters,
+            ObjectProvider<ServerExecutor> executor) {
         RateLimitedLog log = new RateLimitedLog(LoggerFactory.getLogger(UnknownMethods.class),
                 properties.getBadRequestLogInterval());
         UnknownMethods fallback = new UnknownMethods(() -> {
-            unknown.increment();
+            meters.unknownMethod();
             log.warn("calls to methods this server does not serve: answered UNIMPLEMENTED");
         });
         return builder -> {
@@ -74,7 +61,7 @@ public class ServerLimitsAutoConfiguration {
             if (properties.isDirectExecutor()) {
                 builder.directExecutor();
             } else {
-                executor.ifAvailable(builder::executor);
+                executor.ifAvailable(pool -> builder.executor(pool.executor()));
             }
             NettyLimits.apply(builder, properties);
         };
@@ -88,14 +75,14 @@ public class ServerLimitsAutoConfiguration {
     /** Wraps net.devh's discovered services so that their requests are parsed by {@link MalformedRequests}. */
     @Bean
     static BeanPostProcessor grpcopsMalformedRequests(ObjectProvider<ServerLimitsProperties> properties,
-            ObjectProvider<MeterRegistry> registry) {
+            ObjectProvider<ServerLimitsMeters> meters) {
         return new BeanPostProcessor() {
             @Override
             public Object postProcessAfterInitialization(Object bean, String beanName) {
                 if (!(bean instanceof GrpcServiceDiscoverer discoverer)) {
                     return bean;
                 }
-                MalformedCounter counter = new MalformedCounter(registry, properties.getObject());
+                MalformedCounter counter = new MalformedCounter(meters.getObject(), properties.getObject());
                 return (GrpcServiceDiscoverer) () -> discoverer.findGrpcServices().stream()
                         .map(service -> new GrpcServiceDefinition(service.getBeanName(), service.getBeanClazz(),
                                 MalformedRequests.guard(service.getDefinition(), counter::malformed)))
@@ -104,24 +91,20 @@ public class ServerLimitsAutoConfiguration {
         };
     }
 
-    /** One counter per served method, built on first use; one rate-limited log line for all. */
+    /** One rate-limited log line for every malformed request, and a count per served method. */
     private static final class MalformedCounter {
 
-        private final ObjectProvider<MeterRegistry> registry;
+        private final ServerLimitsMeters meters;
         private final RateLimitedLog log;
-        private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
-        MalformedCounter(ObjectProvider<MeterRegistry> registry, ServerLimitsProperties properties) {
-            this.registry = registry;
+        MalformedCounter(ServerLimitsMeters meters, ServerLimitsProperties properties) {
+            this.meters = meters;
             this.log = new RateLimitedLog(LoggerFactory.getLogger(MalformedRequests.class),
                     properties.getBadRequestLogInterval());
         }
 
         void malformed(String method, RuntimeException failure) {
-            counters.computeIfAbsent(method, m -> Counter.builder("grpc.server.malformed.requests")
-                    .description("Requests that did not parse as their message type, answered INVALID_ARGUMENT")
-                    .tag("method", m)
-                    .register(registry.getIfAvailable(CompositeMeterRegistry::new))).increment();
+            meters.malformed(method);
             log.warn("undecodable request for " + method + " answered INVALID_ARGUMENT: " + failure.getMessage());
         }
     }

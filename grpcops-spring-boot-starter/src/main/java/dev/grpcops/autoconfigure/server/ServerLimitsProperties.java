@@ -41,6 +41,14 @@ public class ServerLimitsProperties {
      */
     private int executorThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
 
+    /**
+     * Most callbacks that may wait for the executor's threads when direct-executor is off; beyond
+     * it a callback runs on the transport's thread, which holds back that thread's reads until the
+     * executor catches up (nothing is dropped). Admission bounds the calls being served long before
+     * this, but not the exempt ones.
+     */
+    private int executorQueue = 10_000;
+
     /** Undecodable requests and calls to unknown methods are logged at most once per this interval, with a count. */
     private Duration badRequestLogInterval = Duration.ofSeconds(10);
 
@@ -96,6 +104,17 @@ public class ServerLimitsProperties {
             throw new IllegalArgumentException("grpcops.server.executor-threads must be at least 1, got " + executorThreads);
         }
         this.executorThreads = executorThreads;
+    }
+
+    public int getExecutorQueue() {
+        return executorQueue;
+    }
+
+    public void setExecutorQueue(int executorQueue) {
+        if (executorQueue < 1) {
+            throw new IllegalArgumentException("grpcops.server.executor-queue must be at least 1, got " + executorQueue);
+        }
+        this.executorQueue = executorQueue;
     }
 
     public Duration getBadRequestLogInterval() {

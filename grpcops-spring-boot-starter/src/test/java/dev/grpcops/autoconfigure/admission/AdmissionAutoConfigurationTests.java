@@ -6,12 +6,11 @@ import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
-import dev.grpcops.admission.internal.AdmissionServerInterceptor;
-import dev.grpcops.admission.internal.CallerForwardingInterceptor;
-import dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration;
+import dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -22,13 +21,13 @@ class AdmissionAutoConfigurationTests {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withBean(SimpleMeterRegistry.class, () -> registry)
-            .withConfiguration(AutoConfigurations.of(BudgetAutoConfiguration.class, AdmissionAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class, BudgetAutoConfiguration.class,
+                    AdmissionAutoConfiguration.class));
 
     @Test
     void onByDefaultWithThreeLevelsSharingTheSeats() {
         runner.run(context -> {
-            assertThat(context).hasSingleBean(AdmissionServerInterceptor.class)
-                    .hasSingleBean(CallerForwardingInterceptor.class);
+            assertThat(context).hasBean("grpcopsAdmissionInterceptor").hasBean("grpcopsCallerForwardingInterceptor");
             Admission admission = context.getBean(Admission.class);
             assertThat(admission.limit()).isEqualTo(128);
             assertThat(admission.levels()).extracting(Admission.Level::name)
@@ -38,7 +37,7 @@ class AdmissionAutoConfigurationTests {
     }
 
     @Test
-    void publishesTheMetricsOfSpecSection9PerLevelWithoutACallerLabel() {
+    void publishesTheAdmissionMetricsPerLevelWithoutACallerLabel() {
         runner.run(context -> {
             context.getBean(Admission.class);
             assertThat(registry.find("grpc.admission.rejected").tags("priority_level", "default", "reason", "queue-full")
@@ -88,6 +87,6 @@ class AdmissionAutoConfigurationTests {
     @Test
     void canBeSwitchedOff() {
         runner.withPropertyValues("grpcops.admission.enabled=false").run(context ->
-                assertThat(context).doesNotHaveBean(Admission.class).doesNotHaveBean(AdmissionServerInterceptor.class));
+                assertThat(context).doesNotHaveBean(Admission.class).doesNotHaveBean("grpcopsAdmissionInterceptor"));
     }
 }

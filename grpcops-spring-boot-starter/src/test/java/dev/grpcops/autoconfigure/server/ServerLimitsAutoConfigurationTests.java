@@ -93,7 +93,9 @@ class ServerLimitsAutoConfigurationTests {
     @Test
     void aBurstOfCallsRunsOnTheBoundedExecutorsThreadsOnly() {
         runner.withPropertyValues("grpcops.server.executor-threads=3").run(context -> {
-            ThreadPoolExecutor executor = context.getBean("grpcopsServerExecutor", ThreadPoolExecutor.class);
+            ThreadPoolExecutor executor = context.getBean(ServerExecutor.class).executor();
+            assertThat(context.getBeansOfType(java.util.concurrent.Executor.class))
+                    .as("no Executor bean: Spring Boot's own applicationTaskExecutor stays").isEmpty();
             AtomicInteger handlerThreads = new AtomicInteger();
             java.util.Set<String> names = java.util.concurrent.ConcurrentHashMap.newKeySet();
             StockGrpc.StockImplBase stock = new StockGrpc.StockImplBase() {
@@ -124,6 +126,55 @@ class ServerLimitsAutoConfigurationTests {
                 assertThat(handlerThreads).as("threads that ran handlers").hasValueLessThanOrEqualTo(3);
                 assertThat(executor.getLargestPoolSize()).isLessThanOrEqualTo(3);
                 Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> executor.getActiveCount() == 0);
+            } finally {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        });
+    }
+
+    /**
+     * The executor's queue is bounded: with its one thread held and a queue of 5, further callbacks
+     * run on the transport's thread (which holds back its reads) instead of queueing without end,
+     * and every call is answered once the handlers are let go.
+     */
+    @Test
+    void theExecutorsQueueIsBoundedAndNothingIsDropped() {
+        runner.withPropertyValues("grpcops.server.executor-threads=1", "grpcops.server.executor-queue=5").run(context -> {
+            ThreadPoolExecutor executor = context.getBean(ServerExecutor.class).executor();
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            java.util.Set<String> names = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            StockGrpc.StockImplBase stock = new StockGrpc.StockImplBase() {
+                @Override
+                public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                    names.add(Thread.currentThread().getName());
+                    try {
+                        release.await(30, TimeUnit.SECONDS); // a handler that blocks: why direct-executor is off
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
+                    responses.onCompleted();
+                }
+            };
+            NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                    .addService(stock);
+            context.getBean(GrpcServerConfigurer.class).accept(builder);
+            Server server = builder.build().start();
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
+            try {
+                List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
+                for (int i = 0; i < 50; i++) {
+                    calls.add(StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                            .check(CheckRequest.newBuilder().setSku("s" + i).build()));
+                }
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                        names.stream().anyMatch(name -> !name.startsWith("grpcops-server-")));
+                assertThat(executor.getQueue().size()).as("callbacks waiting for the executor").isLessThanOrEqualTo(5);
+                release.countDown();
+                for (ListenableFuture<CheckReply> call : calls) {
+                    assertThat(call.get(30, TimeUnit.SECONDS).getSku()).startsWith("s");
+                }
             } finally {
                 channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

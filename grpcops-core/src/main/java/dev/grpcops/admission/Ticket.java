@@ -1,0 +1,41 @@
+package dev.grpcops.admission;
+
+/** Admission's bookkeeping of one offered call; every field is guarded by the admission's lock. */
+final class Ticket implements AdmissionTicket {
+
+    enum State { NEW, QUEUED, EXECUTING, DONE }
+
+    final Admission.Level level;
+    final AdmissionRequest request;
+    /** How long the call may wait and still do its work (its budget minus what the work needs). */
+    final long allowanceNanos;
+
+    State state = State.NEW;
+    long offeredNanos;
+    long startedNanos;
+    long estimateAtDispatchNanos;
+    QueueSet.FairQueue queue;
+    String flow;
+    Runnable cancelTimeout;
+
+    Ticket(Admission.Level level, AdmissionRequest request, long allowanceNanos) {
+        this.level = level;
+        this.request = request;
+        this.allowanceNanos = allowanceNanos;
+    }
+
+    @Override
+    public void release() {
+        level.admission().release(this);
+    }
+
+    @Override
+    public boolean cancel() {
+        return level.admission().cancel(this);
+    }
+
+    @Override
+    public String toString() {
+        return "Ticket[" + level.name() + ", " + state + "]";
+    }
+}

@@ -1,0 +1,66 @@
+package dev.grpcops.deadline.internal;
+
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetListener;
+import dev.grpcops.deadline.BudgetRules;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.Deadline;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Hands every downstream call made while serving a call the budget minus the reserve, and does
+ * not send a call the budget can no longer cover: it fails at once with
+ * {@code DEADLINE_EXCEEDED}, saying what was left and what was needed. Calls made outside a
+ * served call keep the caller's own options.
+ */
+public final class BudgetClientInterceptor implements ClientInterceptor {
+
+    private final BudgetRules rules;
+    private final BudgetListener listener;
+
+    public BudgetClientInterceptor(BudgetRules rules, BudgetListener listener) {
+        this.rules = rules;
+        this.listener = listener;
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+            MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
+        Optional<Budget> current = Budget.current();
+        if (current.isEmpty()) {
+            return next.newCall(method, options);
+        }
+        Duration remaining = current.get().remaining();
+        if (!rules.allowsCall(remaining)) {
+            listener.notSent(method.getFullMethodName());
+            return new NotSentCall<>(Status.DEADLINE_EXCEEDED.withDescription(notSentMessage(method, remaining)));
+        }
+        Deadline deadline = Deadline.after(rules.downstream(remaining).toNanos(), TimeUnit.NANOSECONDS);
+        if (options.getDeadline() != null) {
+            deadline = deadline.minimum(options.getDeadline());
+        }
+        listener.handedDownstream(method.getFullMethodName(),
+                Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
+        return next.newCall(method, options.withDeadline(deadline));
+    }
+
+    private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {
+        return String.format(Locale.ROOT,
+                "%s not sent: budget left %.3f s, minus reserve %.3f s = %.3f s, below the %.3f s needed downstream"
+                        + " (grpcops.budget.min-downstream)",
+                method.getFullMethodName(), seconds(remaining), seconds(rules.reserve()),
+                seconds(rules.downstream(remaining)), seconds(rules.minDownstream()));
+    }
+
+    private static double seconds(Duration duration) {
+        return duration.toNanos() / 1e9;
+    }
+}

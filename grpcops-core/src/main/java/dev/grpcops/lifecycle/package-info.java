@@ -1,0 +1,2 @@
+/** The health probe the service images run as their container healthcheck. */
+package dev.grpcops.lifecycle;

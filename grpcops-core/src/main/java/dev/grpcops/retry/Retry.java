@@ -1,0 +1,376 @@
+package dev.grpcops.retry;
+
+import com.google.common.util.concurrent.AbstractFuture;
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.MoreExecutors;
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.SharedScheduler;
+import dev.grpcops.retry.internal.Attempt;
+import dev.grpcops.retry.internal.AttemptInterceptor;
+import io.grpc.ClientInterceptor;
+import io.grpc.Context;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Retries a downstream call once, on {@code UNAVAILABLE} only, when every rule allows it, each
+ * checked at the moment the retry would start:
+ * <ol>
+ *   <li>the call being served did not itself arrive as a retry ({@code grpc-previous-rpc-attempts}):
+ *       only one hop retries;
+ *   <li>the server did not push back: {@code grpc-retry-pushback-ms} negative or unparsable means
+ *       no retry, a positive value means retry only after that delay (scheduled, no thread waits);
+ *   <li>the deadline budget, recomputed then, still allows it (remaining − reserve ≥ retry-min);
+ *   <li>the {@link RetryLimiter} allows one more attempt to the target.
+ * </ol>
+ * Any other failure ({@code RESOURCE_EXHAUSTED} included), or a retry a rule refuses, is returned
+ * as it is. Both attempts run under the same budget: the current one, or a fresh default budget
+ * when called outside a served call. Channels the calls go through need {@link #clientInterceptor()},
+ * which names the target of each attempt and sends {@code grpc-previous-rpc-attempts: 1} on the retry.
+ *
+ * <pre>{@code
+ * Retry retry = Retry.builder(BudgetRules.DEFAULTS).limiter(RetryLimiter.defaults(metrics)).listener(metrics).build();
+ * ManagedChannel pricing = ManagedChannelBuilder.forTarget(...).intercept(Retry.clientInterceptor(), ...).build();
+ * ListenableFuture<QuoteReply> quote = retry.call(() -> PricingGrpc.newFutureStub(pricing).quote(request));
+ * }</pre>
+ */
+public final class Retry {
+
+    /** Parsed pushback that means "do not retry". */
+    private static final long NO_RETRY = -1;
+    /** No pushback trailer. */
+    private static final long ABSENT = -2;
+
+    private final BudgetRules rules;
+    private final RetryLimiter limiter;
+    private final RetryListener listener;
+    private final ScheduledExecutorService scheduler;
+
+    private Retry(Builder builder) {
+        this.rules = builder.rules;
+        this.listener = builder.listener;
+        this.limiter = builder.limiter != null ? builder.limiter : RetryLimiter.defaults(builder.listener);
+        this.scheduler = builder.scheduler;
+    }
+
+    /** A builder with these budget rules (the deadline floor: retry-min). */
+    public static Builder builder(BudgetRules rules) {
+        return new Builder(rules);
+    }
+
+    /**
+     * The interceptor every channel called through a {@code Retry} needs: it names each attempt's
+     * target for the limiter and marks extra attempts with {@code grpc-previous-rpc-attempts}.
+     */
+    public static ClientInterceptor clientInterceptor() {
+        return new AttemptInterceptor();
+    }
+
+    public RetryLimiter limiter() {
+        return limiter;
+    }
+
+    /** Starts {@code call}, and starts it once more if it fails with UNAVAILABLE and every rule allows. */
+    public <T> ListenableFuture<T> call(Supplier<ListenableFuture<T>> call) {
+        Budget current = Budget.current().orElse(null);
+        Budget budget = current != null ? current : Budget.fresh(rules);
+        // Inside a served call the budget is in the current context already: no new one per call.
+        Context context = current != null ? Context.current() : budget.attachTo(Context.current());
+        Attempt first = new Attempt(0);
+        ListenableFuture<T> firstResult = start(first.attachTo(context), call);
+        String target = first.target();
+        limiter.onCall(target);
+        Retrying<T> result = new Retrying<>(firstResult, budget, target, context, call);
+        firstResult.addListener(result, MoreExecutors.directExecutor());
+        return result;
+    }
+
+    /**
+     * The outcome of a call made through {@link #call}: the first attempt's, or the retry's. One
+     * listener on the first attempt does the accounting and the deciding (this runs once per
+     * downstream call, so no future per step). Cancelling it cancels the attempt in progress.
+     */
+    private final class Retrying<T> extends AbstractFuture<T> implements Runnable {
+
+        private final ListenableFuture<T> first;
+        private final Budget budget;
+        private final String target;
+        private final Context context;
+        private final Supplier<ListenableFuture<T>> call;
+        private volatile Future<?> delayed;
+
+        Retrying(ListenableFuture<T> first, Budget budget, String target, Context context,
+                Supplier<ListenableFuture<T>> call) {
+            this.first = first;
+            this.budget = budget;
+            this.target = target;
+            this.context = context;
+            this.call = call;
+        }
+
+        /**
+         * The first attempt is done. Whatever goes wrong while deciding (a listener that throws, a
+         * retry that cannot start) fails this future: no caller is ever left waiting.
+         */
+        @Override
+        public void run() {
+            if (isDone()) {
+                return; // cancelled meanwhile
+            }
+            if (first.isCancelled()) {
+                cancel(false);
+                return;
+            }
+            try {
+                T answer;
+                try {
+                    answer = Futures.getDone(first);
+                } catch (ExecutionException e) {
+                    failed(e.getCause());
+                    return;
+                }
+                limiter.onSuccess(target);
+                set(answer);
+            } catch (Throwable e) {
+                setException(e);
+            }
+        }
+
+        private void failed(Throwable failure) {
+            long delayMs = retryDelay(failure, budget, target);
+            if (delayMs < 0) {
+                setException(failure);
+            } else if (delayMs == 0) {
+                retry(failure, false);
+            } else {
+                try {
+                    delayed = scheduler.schedule(() -> retry(failure, true), delayMs, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException shutDown) {
+                    setException(failure);
+                    return;
+                }
+                if (isCancelled()) {
+                    delayed.cancel(false); // cancelled while scheduling: afterDone did not see the task
+                }
+            }
+        }
+
+        /** The rules, checked again now; the retry's outcome becomes this future's. */
+        private void retry(Throwable failure, boolean pushedBack) {
+            if (isDone()) {
+                return; // cancelled while the pushback delay ran
+            }
+            try {
+                if (admit(budget, target, pushedBack)) {
+                    setFuture(startRetry(context, call, target));
+                } else {
+                    setException(failure);
+                }
+            } catch (Throwable e) {
+                setException(e);
+            }
+        }
+
+        @Override
+        protected void afterDone() {
+            if (isCancelled()) {
+                first.cancel(wasInterrupted()); // the retry, if one started, is cancelled by setFuture
+                Future<?> waiting = delayed;
+                if (waiting != null) {
+                    waiting.cancel(false);
+                }
+            }
+        }
+    }
+
+    /**
+     * The blocking form of {@link #call}: for code that uses blocking stubs. A pushback delay is
+     * waited on the calling thread, which the blocking caller has given up anyway.
+     */
+    public <T> T blocking(Supplier<T> call) {
+        Budget budget = Budget.current().orElseGet(() -> Budget.fresh(rules));
+        Context context = budget.attachTo(Context.current());
+        Attempt first = new Attempt(0);
+        try {
+            T answer = runIn(first.attachTo(context), call);
+            limiter.onCall(first.target());
+            limiter.onSuccess(first.target());
+            return answer;
+        } catch (StatusRuntimeException failure) {
+            String target = first.target();
+            limiter.onCall(target);
+            long delayMs = retryDelay(failure, budget, target);
+            if (delayMs < 0) {
+                throw failure;
+            }
+            if (delayMs > 0) {
+                try {
+                    TimeUnit.MILLISECONDS.sleep(delayMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw failure;
+                }
+            }
+            if (!admit(budget, target, delayMs > 0)) {
+                throw failure;
+            }
+            try {
+                T answer = runIn(new Attempt(1).attachTo(context), call);
+                limiter.onSuccess(target);
+                return answer;
+            } catch (StatusRuntimeException retryFailure) {
+                account(retryFailure, target);
+                throw retryFailure;
+            }
+        }
+    }
+
+    /**
+     * Accounts for the failed first attempt and decides whether a retry may be considered: -1 for
+     * no (the outcome already reported when it was a retry candidate), else the delay in ms before
+     * the rules are checked once more in {@link #admit}.
+     */
+    private long retryDelay(Throwable failure, Budget budget, String target) {
+        long pushback = account(failure, target);
+        if (Status.fromThrowable(failure).getCode() != Status.Code.UNAVAILABLE) {
+            return -1; // RESOURCE_EXHAUSTED included: what fair admission answers is never retried
+        }
+        if (budget.arrivedAsRetry()) {
+            return -1; // an upstream hop is retrying this call already: one hop retries
+        }
+        if (pushback == NO_RETRY) {
+            listener.outcome(targetName(target), RetryOutcome.PUSHBACK);
+            return -1;
+        }
+        if (pushback > 0 && !rules.allowsRetry(budget.remaining().minusMillis(pushback))) {
+            listener.outcome(targetName(target), RetryOutcome.PUSHBACK); // the wait alone would spend the budget
+            return -1;
+        }
+        return pushback == ABSENT ? 0 : pushback;
+    }
+
+    /** The rules, recomputed now: the deadline floor, then the limiter. */
+    private boolean admit(Budget budget, String target, boolean pushedBack) {
+        if (!budget.allowsRetry()) {
+            listener.outcome(targetName(target), pushedBack ? RetryOutcome.PUSHBACK : RetryOutcome.REFUSED);
+            return false;
+        }
+        if (!limiter.tryAcquire(target)) {
+            listener.outcome(targetName(target), RetryOutcome.THROTTLED);
+            return false;
+        }
+        listener.outcome(targetName(target), RetryOutcome.ATTEMPTED);
+        return true;
+    }
+
+    /** Starts the retry, and feeds its result to the limiter when it completes. */
+    private <T> ListenableFuture<T> startRetry(Context context, Supplier<ListenableFuture<T>> call, String target) {
+        ListenableFuture<T> started = start(new Attempt(1).attachTo(context), call);
+        started.addListener(() -> {
+            try {
+                Futures.getDone(started);
+                limiter.onSuccess(target);
+            } catch (ExecutionException e) {
+                account(e.getCause(), target);
+            } catch (RuntimeException | Error e) {
+                account(e, target);
+            }
+        }, MoreExecutors.directExecutor());
+        return started;
+    }
+
+    /** Runs {@code call} in {@code context}; a call that throws or returns no future fails the attempt instead. */
+    private static <T> ListenableFuture<T> start(Context context, Supplier<ListenableFuture<T>> call) {
+        try {
+            return Objects.requireNonNull(runIn(context, call), "the call returned no future");
+        } catch (RuntimeException e) {
+            return Futures.immediateFailedFuture(e);
+        }
+    }
+
+    /** A6: UNAVAILABLE, or any answer carrying pushback, costs a token. Returns the parsed pushback. */
+    private long account(Throwable failure, String target) {
+        long pushback = pushbackOf(failure);
+        if (Status.fromThrowable(failure).getCode() == Status.Code.UNAVAILABLE || pushback != ABSENT) {
+            limiter.onFailure(target);
+        }
+        return pushback;
+    }
+
+    static long pushbackOf(Throwable failure) {
+        Metadata trailers = Status.trailersFromThrowable(failure);
+        String value = trailers == null ? null : trailers.get(Headers.RETRY_PUSHBACK);
+        if (value == null) {
+            return ABSENT;
+        }
+        try {
+            long ms = Long.parseLong(value.trim());
+            return ms < 0 ? NO_RETRY : Math.min(ms, Duration.ofDays(1).toMillis());
+        } catch (NumberFormatException e) {
+            return NO_RETRY;
+        }
+    }
+
+    private static String targetName(String target) {
+        return target == null ? Targets.UNKNOWN : target;
+    }
+
+    private static <T> T runIn(Context context, Supplier<T> call) {
+        Context previous = context.attach();
+        try {
+            return call.get();
+        } finally {
+            context.detach(previous);
+        }
+    }
+
+    /** How a {@link Retry} decides; only the budget rules are required. */
+    public static final class Builder {
+
+        private final BudgetRules rules;
+        private RetryLimiter limiter;
+        private RetryListener listener = RetryListener.NONE;
+        private ScheduledExecutorService scheduler = SharedScheduler.get();
+
+        private Builder(BudgetRules rules) {
+            this.rules = Objects.requireNonNull(rules, "rules");
+        }
+
+        /** Who allows extra attempts per target; by default {@link RetryLimiter#defaults} with this builder's listener. */
+        public Builder limiter(RetryLimiter limiter) {
+            this.limiter = Objects.requireNonNull(limiter, "limiter");
+            return this;
+        }
+
+        /** Told what became of each call that failed with UNAVAILABLE; nothing by default. */
+        public Builder listener(RetryListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Starts a pushed-back retry when its delay is over; the task only starts the call, it never
+         * waits for it. The library's one shared timer thread by default.
+         */
+        public Builder scheduler(ScheduledExecutorService scheduler) {
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        public Retry build() {
+            return new Retry(this);
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package dev.grpcops.retry.internal;
+
+import dev.grpcops.internal.Headers;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+
+/**
+ * Names the target (the channel's authority) of each attempt made through {@code Retry}, so that
+ * the limiters account per target, and sends {@code grpc-previous-rpc-attempts} on every extra
+ * attempt, so that the next hop does not retry it again. Calls made outside {@code Retry} pass
+ * untouched.
+ */
+public final class AttemptInterceptor implements ClientInterceptor {
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+            MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
+        Attempt attempt = Attempt.current();
+        if (attempt == null) {
+            return next.newCall(method, options);
+        }
+        attempt.sentTo(next.authority());
+        ClientCall<ReqT, RespT> call = next.newCall(method, options);
+        int previous = attempt.previousAttempts();
+        if (previous <= 0) {
+            return call;
+        }
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+            @Override
+            public void start(Listener<RespT> listener, Metadata headers) {
+                headers.discardAll(Headers.PREVIOUS_ATTEMPTS);
+                headers.put(Headers.PREVIOUS_ATTEMPTS, Integer.toString(previous));
+                super.start(listener, headers);
+            }
+        };
+    }
+}

@@ -1,0 +1,167 @@
+package dev.grpcops.retry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.internal.Headers;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.Line;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.MetadataUtils;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Retry limits over real in-process gRPC hops: pushback, RESOURCE_EXHAUSTED, one hop retries, the bucket. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class RetryLimiterChainTests {
+
+    private static final QuoteRequest QUOTE = QuoteRequest.newBuilder().setSku("flaky-x").build();
+    private static final Duration PUSHBACK = Duration.ofMillis(300);
+
+    private static RetryChain chain(java.util.function.IntFunction<StatusRuntimeException> stock) throws Exception {
+        return new RetryChain(BudgetRules.DEFAULTS, () -> RetryLimiter.defaults(RetryListener.NONE), stock);
+    }
+
+    @ParameterizedTest(name = "pushback {0}")
+    @ValueSource(strings = {"-1", "-300", "soon", ""})
+    void negativeOrUnparsablePushbackIsNotRetried(String pushback) throws Exception {
+        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(pushback) : null)) {
+            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+                    () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(chain.stockArrivals).hasSize(1);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.PUSHBACK)).isEqualTo(1);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isZero();
+        }
+    }
+
+    @Test
+    void positivePushbackIsRetriedAfterItsDelayWhenTheBudgetStillCoversIt() throws Exception {
+        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
+            long start = System.nanoTime();
+            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+            long took = System.nanoTime() - start;
+
+            assertThat(chain.stockArrivals).hasSize(2);
+            long gap = chain.stockArrivals.get(1).nanos() - chain.stockArrivals.get(0).nanos();
+            assertThat(Duration.ofNanos(gap)).as("the retry waited the server's pushback").isGreaterThanOrEqualTo(PUSHBACK);
+            assertThat(Duration.ofNanos(took)).as("and answered within the caller's deadline").isLessThan(Duration.ofMillis(1500));
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void positivePushbackIsNotRetriedWhenTheDelayWouldSpendTheBudget() throws Exception {
+        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
+            long start = System.nanoTime();
+            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+                    () -> chain.pricing().withDeadlineAfter(800, TimeUnit.MILLISECONDS).quote(QUOTE));
+            long took = System.nanoTime() - start;
+
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(chain.stockArrivals).hasSize(1);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.PUSHBACK)).isEqualTo(1);
+            // 0.8 − 0.3 − 0.2 < 0.7 is known at once: the caller is answered, not made to wait the pushback.
+            assertThat(Duration.ofNanos(took)).isLessThan(PUSHBACK);
+        }
+    }
+
+    @Test
+    void resourceExhaustedIsNeverRetried() throws Exception {
+        try (RetryChain chain = chain(n -> n == 1 ? Status.RESOURCE_EXHAUSTED.asRuntimeException() : null)) {
+            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+                    () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(chain.stockArrivals).hasSize(1);
+            assertThat(chain.pricingListener.outcomes).isEmpty();
+        }
+    }
+
+    @Test
+    void theRetryCarriesPreviousAttempts() throws Exception {
+        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+
+            assertThat(chain.stockArrivals).extracting(RetryChain.Arrival::previousAttempts).containsExactly(null, "1");
+        }
+    }
+
+    @Test
+    void aCallThatArrivedAsARetryIsNotRetriedAgain() throws Exception {
+        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+            Metadata headers = new Metadata();
+            headers.put(Headers.PREVIOUS_ATTEMPTS, "1");
+            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+                    () -> chain.pricing().withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(chain.stockArrivals).hasSize(1);
+        }
+    }
+
+    /** SPEC §5's seed behaviour through the governor: retried at 1.5 s, not at 0.8 s (the deadline floor). */
+    @Test
+    void seedBehaviourHolds() throws Exception {
+        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+            assertThat(chain.stockArrivals).hasSize(2);
+        }
+        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+                    () -> chain.pricing().withDeadlineAfter(800, TimeUnit.MILLISECONDS).quote(QUOTE));
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(chain.stockArrivals).hasSize(1);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.REFUSED)).isEqualTo(1);
+        }
+    }
+
+    /** Backend down: A6's bucket (10, 0.1) lets two retries through (10 → 9 → 8 → 7 → 6 → 5), then none. */
+    @Test
+    void theBucketStopsRetriesToABackendThatIsDown() throws Exception {
+        TokenBucket bucket = TokenBucket.builder().build();
+        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS,
+                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()), n -> RetryChain.unavailable(null))) {
+            for (int i = 0; i < 20; i++) {
+                catchThrowableOfType(StatusRuntimeException.class,
+                        () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+            }
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(2);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.THROTTLED)).isEqualTo(18);
+            assertThat(chain.stockArrivals).hasSize(22);
+            assertThat(bucket.targets()).as("Pricing's calls to Stock, by the channel's authority").hasSize(1);
+            assertThat(bucket.tokens(bucket.targets().get(0))).isEqualTo(0.0);
+        }
+    }
+
+    /**
+     * Three hops, both upper hops retrying through BudgetRetry, Stock down: pricing retries its
+     * first Check (2 Stock calls); edge's retry of the Quote arrives with grpc-previous-rpc-attempts,
+     * so pricing does not retry under it (1 more): 3 Stock calls, not the 4 of a retry at each hop.
+     */
+    @Test
+    void theRetryNeverDoublesAtTwoHops() throws Exception {
+        try (RetryChain chain = chain(n -> RetryChain.unavailable(null))) {
+            Line line = chain.edge().withDeadlineAfter(3, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("x").build()).getLines(0);
+
+            assertThat(line.getAvailable()).isFalse();
+            assertThat(line.getReason()).isEqualTo("UNAVAILABLE");
+            assertThat(chain.pricingArrivals).extracting(RetryChain.Arrival::previousAttempts).containsExactly(null, "1");
+            assertThat(chain.stockArrivals).extracting(RetryChain.Arrival::previousAttempts)
+                    .containsExactly(null, "1", null);
+            assertThat(chain.edgeListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package dev.grpcops.retry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.SettableFuture;
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The flaky SKU of the chain: retried once on UNAVAILABLE when the budget still allows it. */
+class RetryTests {
+
+    private static final QuoteRequest QUOTE = QuoteRequest.newBuilder().setSku("flaky-x").build();
+
+    @Test
+    void retriesUnavailableWhenTheBudgetAllows() throws Exception {
+        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+
+            assertThat(chain.stockCalls()).isEqualTo(2);
+            assertThat(chain.listener.retriesAttempted).hasValue(1);
+            assertThat(chain.listener.retriesRefused).hasValue(0);
+        }
+    }
+
+    @Test
+    void refusesTheRetryWhenTheBudgetIsShort() throws Exception {
+        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+                    () -> chain.pricing().withDeadlineAfter(800, TimeUnit.MILLISECONDS).quote(QUOTE));
+
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(chain.stockCalls()).isEqualTo(1);
+            assertThat(chain.listener.retriesRefused).hasValue(1);
+            assertThat(chain.listener.retriesAttempted).hasValue(0);
+        }
+    }
+
+    @Test
+    void retryRunsUnderTheSameBudgetAsTheFirstAttempt() throws Exception {
+        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+            chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE);
+
+            // Both attempts are held to the same deadline: the second sees a little less, never a fresh budget.
+            assertThat(chain.stockReceived).hasSize(2);
+            assertThat(chain.stockReceived.get(1)).isLessThanOrEqualTo(chain.stockReceived.get(0)).isGreaterThan(1.0);
+        }
+    }
+
+    @Test
+    void blockingFormRetriesOutsideAServedCallUnderAFreshDefaultBudget() throws Exception {
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS).build();
+        int[] attempts = {0};
+        String answer = retry.blocking(() -> {
+            assertThat(Budget.current()).get().extracting(Budget::defaulted).isEqualTo(true);
+            if (attempts[0]++ == 0) {
+                throw Status.UNAVAILABLE.asRuntimeException();
+            }
+            return "ok";
+        });
+        assertThat(answer).isEqualTo("ok");
+        assertThat(attempts[0]).isEqualTo(2);
+    }
+
+    @Test
+    void otherFailuresAreNotRetried() {
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS).build();
+        int[] attempts = {0};
+        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class, () -> retry.blocking(() -> {
+            attempts[0]++;
+            throw Status.INTERNAL.asRuntimeException();
+        }));
+        assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(attempts[0]).isEqualTo(1);
+    }
+
+    @Test
+    void cancellingTheOutcomeCancelsTheAttemptInProgress() {
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS).build();
+        SettableFuture<String> attempt = SettableFuture.create();
+
+        ListenableFuture<String> outcome = retry.call(() -> attempt);
+        outcome.cancel(false);
+
+        assertThat(attempt.isCancelled()).isTrue();
+    }
+
+    @Test
+    void cancellingDuringAPushbackDelayStartsNoRetry() {
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
+        scheduler.setRemoveOnCancelPolicy(true);
+        try {
+            Retry retry = Retry.builder(BudgetRules.DEFAULTS).scheduler(scheduler).build();
+            AtomicInteger attempts = new AtomicInteger();
+
+            ListenableFuture<String> outcome = retry.call(() -> {
+                attempts.incrementAndGet();
+                return Futures.immediateFailedFuture(RetryChain.unavailable("300"));
+            });
+            assertThat(scheduler.getQueue()).hasSize(1); // the retry, waiting out the pushback
+            outcome.cancel(false);
+
+            assertThat(scheduler.getQueue()).isEmpty();
+            assertThat(attempts).hasValue(1);
+        } finally {
+            scheduler.shutdownNow();
+        }
+    }
+
+    @Test
+    void theAsyncFormRetriesUnavailableOnceAndAnswersWithTheRetry() throws Exception {
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS).build();
+        AtomicInteger attempts = new AtomicInteger();
+
+        ListenableFuture<String> outcome = retry.call(() -> attempts.incrementAndGet() == 1
+                ? Futures.immediateFailedFuture(Status.UNAVAILABLE.asRuntimeException())
+                : Futures.immediateFuture("second"));
+
+        assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("second");
+        assertThat(attempts).hasValue(2);
+    }
+
+    @Test
+    void aListenerThatThrowsWhileDecidingFailsTheOutcomeInsteadOfLeavingItPending() {
+        RuntimeException broken = new IllegalStateException("a broken metrics listener");
+        RetryListener throwing = new RetryListener() {
+            @Override
+            public void outcome(String target, RetryOutcome outcome) {
+                throw broken;
+            }
+        };
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS).listener(throwing).build();
+
+        ListenableFuture<String> outcome = retry.call(
+                () -> Futures.immediateFailedFuture(Status.UNAVAILABLE.asRuntimeException()));
+
+        assertThat(outcome.isDone()).isTrue();
+        assertThat(catchThrowableOfType(java.util.concurrent.ExecutionException.class, outcome::get))
+                .hasCause(broken);
+    }
+
+    @Test
+    void aCallThatReturnsNoFutureFailsItsOutcomeInsteadOfThrowing() {
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS).build();
+
+        ListenableFuture<String> outcome = retry.call(() -> null);
+
+        assertThat(outcome.isDone()).isTrue();
+        assertThat(catchThrowableOfType(java.util.concurrent.ExecutionException.class, outcome::get))
+                .hasCauseInstanceOf(NullPointerException.class).hasMessageContaining("returned no future");
+    }
+}

@@ -1,0 +1,31 @@
+package dev.grpcops.autoconfigure;
+
+import net.devh.boot.grpc.common.util.InterceptorOrder;
+
+/**
+ * Where each of the library's global interceptors sits among net.devh's. Lower runs first
+ * (outermost). net.devh's metrics interceptor runs at {@link InterceptorOrder#ORDER_TRACING_METRICS}
+ * and its tracing (observation) interceptor right after it, so the library's own interceptors are
+ * counted and traced, and everything they reject is too.
+ */
+public final class GrpcopsInterceptorOrder {
+
+    /** Server: gives every call its budget on arrival, before admission holds its wait to that budget. */
+    public static final int BUDGET = InterceptorOrder.ORDER_TRACING_METRICS + 50;
+    /** Server: admits every call before any later interceptor or handler runs. */
+    public static final int ADMISSION = InterceptorOrder.ORDER_TRACING_METRICS + 100;
+    /** Server: counts the calls being served, for the drain. */
+    public static final int IN_FLIGHT = InterceptorOrder.ORDER_TRACING_METRICS + 150;
+    /** Server: checks the admin token, where net.devh puts authorization. */
+    public static final int ADMIN_AUTHORIZATION = InterceptorOrder.ORDER_SECURITY_AUTHORISATION;
+
+    /** Client: names the target of each attempt and marks extra attempts. */
+    public static final int RETRY_ATTEMPTS = InterceptorOrder.ORDER_TRACING_METRICS + 50;
+    /** Client: hands each downstream call remaining − reserve, or does not send it. */
+    public static final int BUDGET_CLIENT = InterceptorOrder.ORDER_TRACING_METRICS + 60;
+    /** Client: forwards the served call's caller and criticality. */
+    public static final int CALLER_FORWARDING = InterceptorOrder.ORDER_TRACING_METRICS + 70;
+
+    private GrpcopsInterceptorOrder() {
+    }
+}

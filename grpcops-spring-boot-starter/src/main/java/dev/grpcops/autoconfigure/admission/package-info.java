@@ -1,0 +1,2 @@
+/** Fair admission in front of every served call, on by default ({@code grpcops.admission.*}). */
+package dev.grpcops.autoconfigure.admission;

@@ -1,0 +1,45 @@
+package dev.grpcops.autoconfigure.retry;
+
+import dev.grpcops.retry.RetryListener;
+import dev.grpcops.retry.RetryOutcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.function.DoubleSupplier;
+
+/**
+ * The retries' metrics, in Micrometer. Prometheus names: {@code grpc_budget_retries_total{outcome}}
+ * (attempted, refused, throttled, pushback) and {@code grpc_retry_tokens{target}} (the token bucket
+ * per downstream target, at most 65). Counters are built up front: an outcome costs an increment.
+ */
+final class MicrometerRetryListener implements RetryListener {
+
+    private final MeterRegistry registry;
+    private final Map<RetryOutcome, Counter> retries = new EnumMap<>(RetryOutcome.class);
+
+    MicrometerRetryListener(MeterRegistry registry) {
+        this.registry = registry;
+        for (RetryOutcome outcome : RetryOutcome.values()) {
+            retries.put(outcome, Counter.builder("grpc.budget.retries")
+                    .description("Calls that failed with UNAVAILABLE: retried (attempted) or not, and why")
+                    .tag("outcome", outcome.label())
+                    .register(registry));
+        }
+    }
+
+    @Override
+    public void outcome(String target, RetryOutcome outcome) {
+        retries.get(outcome).increment();
+    }
+
+    @Override
+    public void tokens(String target, DoubleSupplier tokens) {
+        Gauge.builder("grpc.retry.tokens", tokens, DoubleSupplier::getAsDouble)
+                .description("Tokens in the retry token bucket for a downstream target (extra attempts stop at half)")
+                .tag("target", target)
+                .strongReference(true)
+                .register(registry);
+    }
+}

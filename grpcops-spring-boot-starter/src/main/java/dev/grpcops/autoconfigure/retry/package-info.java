@@ -1,0 +1,2 @@
+/** Retries within the deadline budget, limited per target ({@code grpcops.retry.*}). */
+package dev.grpcops.autoconfigure.retry;

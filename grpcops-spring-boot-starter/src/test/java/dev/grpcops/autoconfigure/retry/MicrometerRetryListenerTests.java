@@ -1,0 +1,30 @@
+package dev.grpcops.autoconfigure.retry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.retry.RetryOutcome;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+class MicrometerRetryListenerTests {
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final MicrometerRetryListener listener = new MicrometerRetryListener(registry);
+
+    @Test
+    void recordsOutcomesAndTokensUnderTheirNames() {
+        listener.outcome("stock:50061", RetryOutcome.THROTTLED);
+        listener.outcome("stock:50061", RetryOutcome.THROTTLED);
+        listener.outcome("stock:50061", RetryOutcome.PUSHBACK);
+        listener.outcome("stock:50061", RetryOutcome.ATTEMPTED);
+        double[] tokens = {10};
+        listener.tokens("stock:50061", () -> tokens[0]);
+        tokens[0] = 4.5;
+
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "throttled").counter().count()).isEqualTo(2);
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "pushback").counter().count()).isEqualTo(1);
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "attempted").counter().count()).isEqualTo(1);
+        assertThat(registry.get("grpc.budget.retries").tag("outcome", "refused").counter().count()).isZero();
+        assertThat(registry.get("grpc.retry.tokens").tag("target", "stock:50061").gauge().value()).isEqualTo(4.5);
+    }
+}
