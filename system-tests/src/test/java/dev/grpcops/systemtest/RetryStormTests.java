@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * SPEC §11 with the jars as processes: Stock down, two Edges under the same steady Checkouts of
  * 3 SKUs at a 1.5 s deadline, one with the retry governor (the default), one with it measured but
- * not enforced ({@code grpcops.budget.retry.enabled=false}: the retry of SPEC §4 alone, as before).
+ * not enforced ({@code grpcops.retry.limiter.enabled=false}: the retry of SPEC §4 alone, as before).
  * Then Stock back: once healthy traffic has refilled the bucket, a flaky SKU is retried again.
  * Measured numbers are printed and appended to target/retry-numbers.txt (quoted in the README).
  */
@@ -40,8 +40,8 @@ class RetryStormTests {
 
     private static final Duration DEADLINE = Duration.ofMillis(1500);
     private static final Duration OUTAGE = Duration.ofSeconds(10);
-    private static final double FLOOR_PER_SECOND = 1.0; // grpcops.budget.retry.min-retries-per-second
-    private static final double PERCENT = 10.0; // grpcops.budget.retry.budget-percent
+    private static final double FLOOR_PER_SECOND = 1.0; // grpcops.retry.limiter.min-retries-per-second
+    private static final double PERCENT = 10.0; // grpcops.retry.limiter.budget-percent
 
     private static ServiceProcess stock;
     private static ServiceProcess pricing;
@@ -60,7 +60,7 @@ class RetryStormTests {
         governed = ServiceProcess.start("edge-service", "edge-governed", "127.0.0.1", java.util.Map.of(),
                 "--grpc.client.pricing.address=static://" + pricing.target());
         ungoverned = ServiceProcess.start("edge-service", "edge-ungoverned", "127.0.0.1", java.util.Map.of(),
-                "--grpc.client.pricing.address=static://" + pricing.target(), "--grpcops.budget.retry.enabled=false");
+                "--grpc.client.pricing.address=static://" + pricing.target(), "--grpcops.retry.limiter.enabled=false");
         for (ServiceProcess service : List.of(stock, pricing, governed, ungoverned)) {
             service.awaitServing(Duration.ofSeconds(90));
         }
