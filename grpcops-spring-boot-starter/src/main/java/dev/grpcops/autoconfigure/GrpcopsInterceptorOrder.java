@@ -14,6 +14,8 @@ public final class GrpcopsInterceptorOrder {
     public static final int BUDGET = InterceptorOrder.ORDER_TRACING_METRICS + 50;
     /** Server: admits every call before any later interceptor or handler runs. */
     public static final int ADMISSION = InterceptorOrder.ORDER_TRACING_METRICS + 100;
+    /** Server: injects faults (off unless asked) inside admission, so a held answer keeps its seat. */
+    public static final int FAULTS = InterceptorOrder.ORDER_TRACING_METRICS + 125;
     /** Server: counts the calls being served, for the drain. */
     public static final int IN_FLIGHT = InterceptorOrder.ORDER_TRACING_METRICS + 150;
     /** Server: checks the admin token, where net.devh puts authorization. */

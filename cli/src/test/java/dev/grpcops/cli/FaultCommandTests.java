@@ -1,0 +1,112 @@
+package dev.grpcops.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import dev.grpcops.admin.AdminAuthorization;
+import dev.grpcops.fault.FaultInjection;
+import dev.grpcops.fault.Faults;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** {@code grpcops fault} against a real server with fault injection and admin authorization. */
+@Timeout(60)
+class FaultCommandTests {
+
+    private static final String TOKEN = "0123456789abcdef0123456789abcdef";
+
+    private FaultInjection faults;
+    private Server server;
+    private String target;
+
+    @BeforeEach
+    void start() throws Exception {
+        faults = FaultInjection.builder().replica("stock-2").build();
+        server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addService(ServerInterceptors.intercept(faults.adminService(),
+                        AdminAuthorization.builder(List.of(FaultInjection.adminMethods())).token(TOKEN).build()))
+                .build().start();
+        target = "127.0.0.1:" + server.getPort();
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private Run run(Map<String, String> environment, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        picocli.CommandLine cli = GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        FaultCommand command = cli.getSubcommands().get("fault").getCommand();
+        command.environment = environment;
+        int exit = cli.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void setsShowsAndClearsWhatAReplicaInjects() {
+        Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", TOKEN);
+        Run set = run(env, "fault", target, "--delay", "200ms", "--stall", "200ms/1s", "--error-ratio", "0.5");
+        assertThat(set.exit()).as(set.err()).isZero();
+        JsonObject printed = JsonParser.parseString(set.out()).getAsJsonObject();
+        assertThat(printed.get("replica").getAsString()).isEqualTo("stock-2");
+        assertThat(printed.get("stall_every_ms").getAsLong()).isEqualTo(1000);
+        assertThat(faults.current()).isEqualTo(new Faults(Duration.ofMillis(200), Duration.ofMillis(200),
+                Duration.ofSeconds(1), 0.5));
+
+        Run shown = run(Map.of(), "fault", target);
+        assertThat(shown.exit()).isZero();
+        assertThat(JsonParser.parseString(shown.out()).getAsJsonObject().get("delay_ms").getAsLong()).isEqualTo(200);
+
+        assertThat(run(env, "fault", target, "--clear").exit()).isZero();
+        assertThat(faults.current()).isEqualTo(Faults.NONE);
+    }
+
+    @Test
+    void aChangeWithoutTheTokenIsNotSent() {
+        Run refused = run(Map.of(), "fault", target, "--delay", "200ms");
+        assertThat(refused.exit()).isEqualTo(2);
+        assertThat(refused.err()).contains("set GRPCOPS_ADMIN_TOKEN");
+        assertThat(faults.current()).isEqualTo(Faults.NONE);
+    }
+
+    @Test
+    void aWrongTokenIsRefusedByTheServer() {
+        Run refused = run(Map.of("GRPCOPS_ADMIN_TOKEN", "not-the-token-but-long-enough"), "fault", target, "--delay",
+                "200ms");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("PERMISSION_DENIED");
+        assertThat(faults.current()).isEqualTo(Faults.NONE);
+    }
+
+    @Test
+    void badValuesAreRefusedNamingWhatIsWrong() {
+        Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", TOKEN);
+        Run ratio = run(env, "fault", target, "--error-ratio", "2");
+        assertThat(ratio.exit()).isEqualTo(1);
+        assertThat(ratio.err()).contains("INVALID_ARGUMENT", "error_ratio");
+        Run stall = run(env, "fault", target, "--stall", "200ms");
+        assertThat(stall.exit()).isEqualTo(2);
+        assertThat(stall.err()).contains("--stall takes D/P");
+        Run both = run(env, "fault", target, "--clear", "--delay", "1s");
+        assertThat(both.exit()).isEqualTo(2);
+        assertThat(faults.current()).isEqualTo(Faults.NONE);
+    }
+}

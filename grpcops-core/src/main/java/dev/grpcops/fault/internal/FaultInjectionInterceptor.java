@@ -1,0 +1,159 @@
+package dev.grpcops.fault.internal;
+
+import dev.grpcops.fault.FaultListener;
+import dev.grpcops.fault.Faults;
+import io.grpc.ForwardingServerCall;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Injects the current {@link Faults} into every call but the exempt ones: fails a share of them at
+ * once with {@code UNAVAILABLE}, and holds the answers of the others (headers, messages, close, in
+ * order) until the delay since arrival has passed and no stall is under way. The handler itself runs
+ * at once; no thread waits.
+ */
+public final class FaultInjectionInterceptor implements ServerInterceptor {
+
+    private final Supplier<Faults> faults;
+    private final FaultListener listener;
+    private final Set<String> exemptServices;
+    private final Set<String> exemptMethods;
+    private final LongSupplier nanoClock;
+    private final DoubleSupplier random;
+    private final ScheduledExecutorService scheduler;
+
+    public FaultInjectionInterceptor(Supplier<Faults> faults, FaultListener listener, Set<String> exemptServices,
+            Set<String> exemptMethods, LongSupplier nanoClock, DoubleSupplier random, ScheduledExecutorService scheduler) {
+        this.faults = faults;
+        this.listener = listener;
+        this.exemptServices = Set.copyOf(exemptServices);
+        this.exemptMethods = Set.copyOf(exemptMethods);
+        this.nanoClock = nanoClock;
+        this.random = random;
+        this.scheduler = scheduler;
+    }
+
+    @Override
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+            ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+        Faults now = faults.get();
+        if (!now.any()) {
+            return next.startCall(call, headers);
+        }
+        MethodDescriptor<ReqT, RespT> method = call.getMethodDescriptor();
+        if (exemptServices.contains(method.getServiceName()) || exemptMethods.contains(method.getFullMethodName())) {
+            return next.startCall(call, headers);
+        }
+        if (now.errorRatio() > 0 && random.getAsDouble() < now.errorRatio()) {
+            listener.failed();
+            call.close(Status.UNAVAILABLE.withDescription("fault injection: error-ratio " + now.errorRatio()
+                    + " (grpcops fault)"), new Metadata());
+            return new ServerCall.Listener<>() {
+            };
+        }
+        if (now.delay().isZero() && now.stall().isZero()) {
+            return next.startCall(call, headers);
+        }
+        return next.startCall(new HeldCall<>(call, now, nanoClock.getAsLong()), headers);
+    }
+
+    /** When an answer sent at {@code now} may leave: after the delay since arrival, and after any stall. */
+    static long releaseAt(Faults faults, long arrivalNanos, long now) {
+        long release = Math.max(now, arrivalNanos + faults.delay().toNanos());
+        long every = faults.stallEvery().toNanos();
+        long stall = faults.stall().toNanos();
+        if (stall > 0 && every > 0) {
+            long intoPeriod = Math.floorMod(release, every);
+            if (intoPeriod < stall) {
+                release += stall - intoPeriod;
+            }
+        }
+        return release;
+    }
+
+    /** The call as the handler sees it: what it sends waits for its release time, in order. */
+    private final class HeldCall<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+
+        private final Faults faults;
+        private final long arrivalNanos;
+        /** Operations waiting for the release, in order; null once they pass straight through. Guarded by this. */
+        private List<Runnable> held = new ArrayList<>(3);
+        private boolean scheduled;
+
+        HeldCall(ServerCall<ReqT, RespT> call, Faults faults, long arrivalNanos) {
+            super(call);
+            this.faults = faults;
+            this.arrivalNanos = arrivalNanos;
+        }
+
+        @Override
+        public void sendHeaders(Metadata headers) {
+            send(() -> super.sendHeaders(headers));
+        }
+
+        @Override
+        public void sendMessage(RespT message) {
+            send(() -> super.sendMessage(message));
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            send(() -> super.close(status, trailers));
+        }
+
+        private synchronized void send(Runnable operation) {
+            if (held == null) {
+                operation.run();
+                return;
+            }
+            held.add(operation);
+            if (scheduled) {
+                return;
+            }
+            long now = nanoClock.getAsLong();
+            long release = releaseAt(faults, arrivalNanos, now);
+            if (release <= now) {
+                releaseAll();
+                return;
+            }
+            scheduled = true;
+            listener.held(!faults.delay().isZero() && arrivalNanos + faults.delay().toNanos() > now,
+                    release > Math.max(now, arrivalNanos + faults.delay().toNanos()));
+            try {
+                scheduler.schedule(this::release, release - now, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException shutDown) {
+                releaseAll();
+            }
+        }
+
+        private synchronized void release() {
+            releaseAll();
+        }
+
+        /** Holds the lock: replays what was held, then lets everything pass. */
+        private void releaseAll() {
+            List<Runnable> toRun = held;
+            held = null;
+            for (Runnable operation : toRun) {
+                try {
+                    operation.run();
+                } catch (IllegalStateException closedMeanwhile) {
+                    // The call was cancelled while its answer was held: nothing more to send.
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package dev.grpcops.fault;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.proto.fault.v1.FaultSpec;
+import dev.grpcops.proto.fault.v1.FaultState;
+import dev.grpcops.proto.fault.v1.FaultsGrpc;
+import dev.grpcops.proto.fault.v1.GetFaultsRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+@Timeout(30)
+class FaultInjectionTests {
+
+    private static final CheckRequest CHECK = CheckRequest.newBuilder().setSku("a").build();
+
+    private final AtomicInteger handled = new AtomicInteger();
+    private Server server;
+    private ManagedChannel channel;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (channel != null) {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    private FaultInjection start(FaultInjection.Builder builder) throws Exception {
+        FaultInjection faults = builder.replica("stock-1").build();
+        StockGrpc.StockImplBase stock = new StockGrpc.StockImplBase() {
+            @Override
+            public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                handled.incrementAndGet();
+                responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(3).build());
+                responses.onCompleted();
+            }
+        };
+        String name = InProcessServerBuilder.generateName();
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(ServerInterceptors.intercept(stock, faults.interceptor()))
+                .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), faults.interceptor()))
+                .addService(ServerInterceptors.intercept(faults.adminService(), faults.interceptor()))
+                .build().start();
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        return faults;
+    }
+
+    private StockGrpc.StockBlockingStub stock() {
+        return StockGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void nothingIsInjectedUnlessAsked() throws Exception {
+        FaultInjection faults = start(FaultInjection.builder());
+        assertThat(faults.current()).isEqualTo(Faults.NONE);
+        assertThat(stock().check(CHECK).getQty()).isEqualTo(3);
+    }
+
+    @Test
+    void anErrorRatioFailsThatShareAtOnceWithUnavailableAndTheHandlerNeverRuns() throws Exception {
+        double[] draws = {0.1, 0.7, 0.3, 0.9};
+        AtomicInteger draw = new AtomicInteger();
+        start(FaultInjection.builder().faults(new Faults(Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.5))
+                .random(() -> draws[draw.getAndIncrement() % draws.length]));
+        int failed = 0;
+        for (int i = 0; i < 4; i++) {
+            try {
+                stock().check(CHECK);
+            } catch (StatusRuntimeException e) {
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                assertThat(e.getStatus().getDescription()).contains("fault injection");
+                failed++;
+            }
+        }
+        assertThat(failed).isEqualTo(2);
+        assertThat(handled).hasValue(2);
+    }
+
+    @Test
+    void aDelayHoldsEveryAnswerButNotHealth() throws Exception {
+        start(FaultInjection.builder().faults(new Faults(Duration.ofMillis(300), Duration.ZERO, Duration.ZERO, 0)));
+        long start = System.nanoTime();
+        assertThat(stock().check(CHECK).getQty()).isEqualTo(3);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+        assertThat(handled).as("the handler ran at once; its answer waited").hasValue(1);
+
+        long health = System.nanoTime();
+        HealthGrpc.newBlockingStub(channel).withDeadlineAfter(250, TimeUnit.MILLISECONDS)
+                .check(HealthCheckRequest.getDefaultInstance());
+        assertThat(Duration.ofNanos(System.nanoTime() - health)).isLessThan(Duration.ofMillis(250));
+    }
+
+    @Test
+    void setAndGetThroughTheAdminServiceAndClear() throws Exception {
+        FaultInjection faults = start(FaultInjection.builder());
+        FaultState state = FaultsGrpc.newBlockingStub(channel).set(FaultSpec.newBuilder().setStallMs(200)
+                .setStallEveryMs(1000).setErrorRatio(0.25).build());
+        assertThat(state.getReplica()).isEqualTo("stock-1");
+        assertThat(faults.current()).isEqualTo(new Faults(Duration.ZERO, Duration.ofMillis(200), Duration.ofSeconds(1), 0.25));
+        assertThat(FaultsGrpc.newBlockingStub(channel).get(GetFaultsRequest.getDefaultInstance()).getFaults()
+                .getStallEveryMs()).isEqualTo(1000);
+
+        FaultsGrpc.newBlockingStub(channel).set(FaultSpec.getDefaultInstance());
+        assertThat(faults.current().any()).isFalse();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "delay_ms -1              | delay_ms: must be 0-60000 ms, got -1 ms",
+        "delay_ms 60001           | delay_ms: must be 0-60000 ms, got 60001 ms",
+        "stall_ms 200             | stall_every_ms: must be longer than stall (200 ms), got 0 ms",
+        "error_ratio 1.5          | error_ratio: must be 0-1, got 1.5",
+        "stall_every_ms 3600001   | stall_every_ms: must be 0-3600000 ms, got 3600001 ms",
+    })
+    void badValuesAreInvalidArgumentNamingTheFieldAndChangeNothing(String setting, String message) throws Exception {
+        FaultInjection faults = start(FaultInjection.builder());
+        String[] parts = setting.trim().split(" ");
+        FaultSpec.Builder spec = FaultSpec.newBuilder();
+        switch (parts[0]) {
+            case "delay_ms" -> spec.setDelayMs(Long.parseLong(parts[1]));
+            case "stall_ms" -> spec.setStallMs(Long.parseLong(parts[1]));
+            case "stall_every_ms" -> spec.setStallEveryMs(Long.parseLong(parts[1]));
+            default -> spec.setErrorRatio(Double.parseDouble(parts[1]));
+        }
+        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+                () -> FaultsGrpc.newBlockingStub(channel).set(spec.build()));
+        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+        assertThat(refused.getStatus().getDescription()).isEqualTo(message.trim());
+        assertThat(faults.current()).isEqualTo(Faults.NONE);
+    }
+
+    /** When an answer sent at a time may leave, with a stall of 200 ms every 1000 ms and a delay. */
+    @ParameterizedTest(name = "delay {0} ms, arrived {1}, sent {2} -> released {3}")
+    @CsvSource({
+        // no delay: outside the stall it leaves at once, inside it waits for the stall's end
+        "0,   300,   350,   350",
+        "0,   1050,  1100,  1200",
+        "0,   1199,  1199,  1200",
+        "0,   1200,  1200,  1200",
+        // a delay first, then the stall if the delay ends inside one
+        "100, 850,   850,   950",
+        "100, 1050,  1060,  1200",
+        "100, 500,   510,   600",
+    })
+    void releaseTimesFollowTheDelayAndTheStalls(long delayMs, long arrivedMs, long sentMs, long releasedMs) {
+        Faults faults = new Faults(Duration.ofMillis(delayMs), Duration.ofMillis(200), Duration.ofSeconds(1), 0);
+        long ms = 1_000_000L;
+        assertThat(dev.grpcops.fault.internal.FaultInjectionInterceptorAccess.releaseAt(faults, arrivedMs * ms, sentMs * ms))
+                .isEqualTo(releasedMs * ms);
+    }
+
+    @Test
+    void faultsAreCheckedWhenMade() {
+        assertThatThrownBy(() -> new Faults(Duration.ofMillis(-1), Duration.ZERO, Duration.ZERO, 0))
+                .isInstanceOf(InvalidFaultException.class).hasMessage("delay must be 0-60000 ms, got -1 ms");
+        assertThat(new Faults(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(1), 0.5))
+                .hasToString("delay 200ms, stall 200ms/1000ms, error-ratio 0.5");
+        assertThat(Faults.NONE).hasToString("none");
+    }
+}

@@ -1,0 +1,78 @@
+package dev.grpcops.autoconfigure.fault;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Faults this replica injects into the calls it serves, under {@code grpcops.fault}: nothing unless
+ * set here or at run time ({@code grpcops fault HOST:PORT ...}, an admin call).
+ */
+@ConfigurationProperties("grpcops.fault")
+public class FaultProperties {
+
+    /** Whether fault injection (and its admin service grpcops.v1.Faults) is there at all; nothing is injected unless asked. */
+    private boolean enabled = true;
+
+    /** The replica's name in the fault service's answers and the log; by default env POD_NAME, else HOSTNAME, else "local". */
+    private String replica;
+
+    /** Extra delay before every answer (0-60s). */
+    private Duration delay = Duration.ZERO;
+
+    /** Answers are held this long at the start of every stall-every (0-60s; a periodic pause, as of a long GC). */
+    private Duration stall = Duration.ZERO;
+
+    /** The period of the stalls, longer than stall (at most 1h). */
+    private Duration stallEvery = Duration.ZERO;
+
+    /** Share of calls failed at once with UNAVAILABLE (0-1). */
+    private double errorRatio;
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getReplica() {
+        return replica;
+    }
+
+    public void setReplica(String replica) {
+        this.replica = replica;
+    }
+
+    public Duration getDelay() {
+        return delay;
+    }
+
+    public void setDelay(Duration delay) {
+        this.delay = delay;
+    }
+
+    public Duration getStall() {
+        return stall;
+    }
+
+    public void setStall(Duration stall) {
+        this.stall = stall;
+    }
+
+    public Duration getStallEvery() {
+        return stallEvery;
+    }
+
+    public void setStallEvery(Duration stallEvery) {
+        this.stallEvery = stallEvery;
+    }
+
+    public double getErrorRatio() {
+        return errorRatio;
+    }
+
+    public void setErrorRatio(double errorRatio) {
+        this.errorRatio = errorRatio;
+    }
+}
