@@ -1,9 +1,19 @@
 package dev.grpcops.client;
 
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
-/** gRPC service configs (as maps, the form ManagedChannelBuilder.defaultServiceConfig takes). */
+/**
+ * gRPC service configs (as maps, the form {@code ManagedChannelBuilder.defaultServiceConfig} takes).
+ *
+ * <pre>{@code
+ * channel.defaultServiceConfig(ServiceConfigs.builder().healthCheck("chain.v1.Stock").build());
+ * // peak-EWMA balancing under outlier detection, health-checked
+ * }</pre>
+ */
 public final class ServiceConfigs {
 
     private ServiceConfigs() {
@@ -11,13 +21,80 @@ public final class ServiceConfigs {
 
     /** round_robin over every resolved address. */
     public static Map<String, ?> roundRobin() {
-        return Map.of("loadBalancingConfig", List.of(Map.of("round_robin", Map.of())));
+        return builder().balancing(Balancing.ROUND_ROBIN).outlierDetection(null).build();
     }
 
     /** round_robin, skipping addresses whose health for {@code serviceName} is not SERVING. */
     public static Map<String, ?> healthCheckedRoundRobin(String serviceName) {
-        return Map.of(
-                "loadBalancingConfig", List.of(Map.of("round_robin", Map.of())),
-                "healthCheckConfig", Map.of("serviceName", serviceName));
+        return builder().balancing(Balancing.ROUND_ROBIN).outlierDetection(null).healthCheck(serviceName).build();
+    }
+
+    /** Peak-EWMA balancing under {@link OutlierDetection#DEFAULTS}, no health checking: change what you need. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** How a channel picks among the replicas. */
+    public enum Balancing {
+        /** {@link PeakEwmaLoadBalancerProvider}: by latency and load, failures charged. */
+        PEAK_EWMA,
+        /** grpc-java's round_robin: in turn. */
+        ROUND_ROBIN
+    }
+
+    /** One channel's balancing, outlier detection and health checking. */
+    public static final class Builder {
+
+        private Balancing balancing = Balancing.PEAK_EWMA;
+        private Duration decay = PeakEwmaLoadBalancerProvider.DEFAULT_DECAY;
+        private Duration failurePenalty = PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY;
+        private OutlierDetection outlierDetection = OutlierDetection.DEFAULTS;
+        private String healthCheckedService;
+
+        private Builder() {
+        }
+
+        public Builder balancing(Balancing balancing) {
+            this.balancing = Objects.requireNonNull(balancing, "balancing");
+            return this;
+        }
+
+        /** Peak-EWMA: how fast a replica's cost forgets a slow answer (time constant); 10 s by default. */
+        public Builder decay(Duration decay) {
+            this.decay = Objects.requireNonNull(decay, "decay");
+            return this;
+        }
+
+        /** Peak-EWMA: what a fast failure (UNAVAILABLE, RESOURCE_EXHAUSTED) counts as; 1 s by default. */
+        public Builder failurePenalty(Duration failurePenalty) {
+            this.failurePenalty = Objects.requireNonNull(failurePenalty, "failurePenalty");
+            return this;
+        }
+
+        /** Ejection of failing replicas around the balancer; null for none. */
+        public Builder outlierDetection(OutlierDetection outlierDetection) {
+            this.outlierDetection = outlierDetection;
+            return this;
+        }
+
+        /** Skip replicas whose health for {@code serviceName} is not SERVING (client-side health checking). */
+        public Builder healthCheck(String serviceName) {
+            this.healthCheckedService = serviceName;
+            return this;
+        }
+
+        public Map<String, ?> build() {
+            Map<String, ?> policy = balancing == Balancing.ROUND_ROBIN ? Map.of("round_robin", Map.of())
+                    : Map.of(PeakEwmaLoadBalancerProvider.POLICY_NAME, Map.of(
+                            "decay", OutlierDetection.seconds(decay),
+                            "failurePenalty", OutlierDetection.seconds(failurePenalty)));
+            Map<String, Object> config = new LinkedHashMap<>();
+            config.put("loadBalancingConfig",
+                    List.of(outlierDetection == null ? policy : outlierDetection.config(List.of(policy))));
+            if (healthCheckedService != null) {
+                config.put("healthCheckConfig", Map.of("serviceName", healthCheckedService));
+            }
+            return Map.copyOf(config);
+        }
     }
 }
