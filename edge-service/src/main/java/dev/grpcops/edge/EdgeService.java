@@ -26,8 +26,9 @@ import net.devh.boot.grpc.server.service.GrpcService;
 
 /**
  * Checkout quotes every SKU at once, each Quote under the same budget (the library hands each
- * one remaining − reserve), and retries a Quote that failed with UNAVAILABLE once if the budget
- * allows. A SKU that could not be quoted becomes an unavailable line; the Checkout still succeeds.
+ * one remaining − reserve), hedges a Quote that has no answer after the learned delay (on another
+ * Pricing replica), and retries a Quote that failed with UNAVAILABLE once if the budget allows. A
+ * SKU that could not be quoted becomes an unavailable line; the Checkout still succeeds.
  */
 @GrpcService
 class EdgeService extends EdgeGrpc.EdgeImplBase {
@@ -85,7 +86,7 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
             return;
         }
         QuoteRequest quote = QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build();
-        Futures.addCallback(retry.call(() -> pricing.quote(quote)), new FutureCallback<>() {
+        Futures.addCallback(retry.hedged(() -> pricing.quote(quote)), new FutureCallback<>() {
             @Override
             public void onSuccess(QuoteReply answer) {
                 inFlight.release();

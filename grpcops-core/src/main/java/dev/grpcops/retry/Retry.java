@@ -7,6 +7,7 @@ import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.PickHint;
 import dev.grpcops.internal.SharedScheduler;
 import dev.grpcops.retry.internal.Attempt;
 import dev.grpcops.retry.internal.AttemptInterceptor;
@@ -22,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -57,12 +59,24 @@ public final class Retry {
     private final RetryLimiter limiter;
     private final RetryListener listener;
     private final ScheduledExecutorService scheduler;
+    private final LongSupplier nanoClock;
+    /** Null: {@link #hedged} only retries. */
+    private final Hedging hedging;
+    private final Targets<LatencyWindow> latencies;
+    /** The hedges' own share of each target's calls (Finagle's maxExtraLoad). */
+    private final RetryBudget hedgeBudget;
 
     private Retry(Builder builder) {
         this.rules = builder.rules;
         this.listener = builder.listener;
         this.limiter = builder.limiter != null ? builder.limiter : RetryLimiter.defaults(builder.listener);
         this.scheduler = builder.scheduler;
+        this.nanoClock = builder.nanoClock;
+        this.hedging = builder.hedging;
+        this.latencies = hedging == null ? null
+                : new Targets<>(target -> new LatencyWindow(hedging.percentile()), (target, window) -> { });
+        this.hedgeBudget = hedging == null ? null : RetryBudget.builder().percent(hedging.maxExtraPercent())
+                .nanoClock(builder.nanoClock).build();
     }
 
     /** A builder with these budget rules (the deadline floor: retry-min). */
@@ -88,11 +102,276 @@ public final class Retry {
         Budget budget = current != null ? current : Budget.fresh(rules);
         // Inside a served call the budget is in the current context already: no new one per call.
         Context context = current != null ? Context.current() : budget.attachTo(Context.current());
-        Attempt first = new Attempt(0);
+        Attempt first = new Attempt(0, PickHint.first());
         ListenableFuture<T> firstResult = start(first.attachTo(context), call);
         String target = first.target();
         limiter.onCall(target);
-        Retrying<T> result = new Retrying<>(firstResult, budget, target, context, call);
+        Retrying<T> result = new Retrying<>(firstResult, budget, target, context, call, first.hint());
+        firstResult.addListener(result, MoreExecutors.directExecutor());
+        return result;
+    }
+
+    /**
+     * For idempotent calls (reads): as {@link #call}, and besides, when the first attempt has had no
+     * answer after the target's hedge delay, a second attempt goes to another replica; the first
+     * answer wins and the other attempt is cancelled. A hedge is sent only when the {@link Hedging}
+     * rules, the limiter and the deadline budget (reserve + min-downstream) allow, and never under a
+     * call that arrived as another hop's retry or hedge. Without hedging configured, the same as {@link #call}.
+     */
+    public <T> ListenableFuture<T> hedged(Supplier<ListenableFuture<T>> call) {
+        if (hedging == null) {
+            return call(call);
+        }
+        return hedge(call, true);
+    }
+
+    /**
+     * As {@link #hedged}, but a failure is never retried: for a hop that passes its downstream's
+     * errors on and leaves retries to its caller (only one hop retries).
+     */
+    public <T> ListenableFuture<T> hedgeOnly(Supplier<ListenableFuture<T>> call) {
+        return hedge(call, false);
+    }
+
+    private <T> ListenableFuture<T> hedge(Supplier<ListenableFuture<T>> call, boolean retries) {
+        Budget current = Budget.current().orElse(null);
+        Budget budget = current != null ? current : Budget.fresh(rules);
+        Context context = current != null ? Context.current() : budget.attachTo(Context.current());
+        Hedged<T> result = new Hedged<>(budget, context, call, retries);
+        result.start();
+        return result;
+    }
+
+    /** The delay after which a call to {@code target} is hedged, or -1 when it is not to be. */
+    private long hedgeDelayNanos(String target, Budget budget) {
+        if (hedging == null || budget.arrivedAsRetry()) {
+            return -1; // another hop is retrying or hedging this call already: one hop does
+        }
+        LatencyWindow window = latencies.get(target);
+        long percentile = window.count() < hedging.minSamples() ? -1 : window.percentileNanos();
+        if (percentile < 0) {
+            return -1; // nothing learned yet: no guess
+        }
+        return Math.max(hedging.minDelay().toNanos(), Math.min(hedging.maxDelay().toNanos(), percentile));
+    }
+
+    /**
+     * A hedged call: the first attempt, and the hedge once its timer fires, until one of them
+     * answers. A failure of the first before any hedge went out takes the retry path of {@link #call}.
+     */
+    private final class Hedged<T> extends AbstractFuture<T> {
+
+        private final Budget budget;
+        private final Context context;
+        private final Supplier<ListenableFuture<T>> call;
+        private final boolean retries;
+        private final PickHint firstHint = PickHint.first();
+        private String target;
+        private ListenableFuture<T> first;
+        private long firstStart;
+        // Guarded by this.
+        private ListenableFuture<T> hedge;
+        private long hedgeStart;
+        private Future<?> timer;
+        private Throwable firstFailure;
+
+        Hedged(Budget budget, Context context, Supplier<ListenableFuture<T>> call, boolean retries) {
+            this.budget = budget;
+            this.context = context;
+            this.call = call;
+            this.retries = retries;
+        }
+
+        void start() {
+            Attempt attempt = new Attempt(0, firstHint);
+            firstStart = nanoClock.getAsLong();
+            ListenableFuture<T> started = Retry.start(attempt.attachTo(context), call);
+            target = attempt.target();
+            limiter.onCall(target);
+            if (hedgeBudget != null) {
+                hedgeBudget.onCall(target);
+            }
+            long delay = hedgeDelayNanos(target, budget);
+            synchronized (this) {
+                first = started;
+                if (delay >= 0 && !started.isDone()) {
+                    try {
+                        timer = scheduler.schedule(this::hedge, delay, TimeUnit.NANOSECONDS);
+                    } catch (RejectedExecutionException shutDown) {
+                        timer = null; // no hedge, the first attempt stands alone
+                    }
+                }
+            }
+            started.addListener(this::firstDone, MoreExecutors.directExecutor());
+        }
+
+        /** The hedge delay is over and the first has not answered: a second attempt, if every rule allows. */
+        private void hedge() {
+            synchronized (this) {
+                if (isDone() || hedge != null || first.isDone()) {
+                    return;
+                }
+                if (!budget.allowsCall()) {
+                    listener.hedge(target, HedgeOutcome.REFUSED);
+                    return;
+                }
+                if (!hedgeBudget.tryAcquire(target)) {
+                    listener.hedge(target, HedgeOutcome.THROTTLED);
+                    return;
+                }
+                if (!limiter.tryAcquire(target)) {
+                    hedgeBudget.release(target);
+                    listener.hedge(target, HedgeOutcome.THROTTLED);
+                    return;
+                }
+                listener.hedge(target, HedgeOutcome.SENT);
+                hedgeStart = nanoClock.getAsLong();
+                hedge = Retry.start(new Attempt(1, PickHint.avoiding(firstHint)).attachTo(context), call);
+            }
+            hedge.addListener(this::hedgeDone, MoreExecutors.directExecutor());
+        }
+
+        private void firstDone() {
+            if (isDone()) {
+                return; // cancelled, or the hedge won
+            }
+            try {
+                T answer;
+                try {
+                    answer = Futures.getDone(first);
+                } catch (ExecutionException e) {
+                    firstFailed(e.getCause());
+                    return;
+                } catch (java.util.concurrent.CancellationException e) {
+                    cancel(false);
+                    return;
+                }
+                if (latencies != null) {
+                    latencies.get(target).record(nanoClock.getAsLong() - firstStart);
+                }
+                limiter.onSuccess(target);
+                answered(answer, false);
+            } catch (Throwable e) {
+                setException(e);
+            }
+        }
+
+        private void firstFailed(Throwable failure) {
+            boolean hedgeSent;
+            synchronized (this) {
+                hedgeSent = hedge != null;
+                if (!hedgeSent) {
+                    cancelTimer();
+                } else if (!hedge.isDone() && nonFatal(failure)) {
+                    firstFailure = failure; // the hedge may still answer
+                }
+            }
+            if (!hedgeSent && retries) {
+                // As call(): the retry path, which accounts for this failure itself.
+                setFuture(retryAfter(Futures.immediateFailedFuture(failure), budget, target, context, call, firstHint));
+                return;
+            }
+            account(failure, target);
+            synchronized (this) {
+                if (firstFailure == failure) {
+                    return;
+                }
+            }
+            decided(failure, false);
+        }
+
+        private void hedgeDone() {
+            ListenableFuture<T> attempt;
+            synchronized (this) {
+                attempt = hedge;
+            }
+            if (attempt.isCancelled()) {
+                return; // the first answered: counted then
+            }
+            try {
+                T answer;
+                try {
+                    answer = Futures.getDone(attempt);
+                } catch (ExecutionException e) {
+                    Throwable failure = e.getCause();
+                    account(failure, target);
+                    boolean firstFailedToo;
+                    synchronized (this) {
+                        firstFailedToo = firstFailure != null || first.isDone();
+                    }
+                    if (firstFailedToo || !nonFatal(failure)) {
+                        decided(failure, false);
+                    }
+                    return; // else the first may still answer
+                }
+                latencies.get(target).record(nanoClock.getAsLong() - hedgeStart);
+                limiter.onSuccess(target);
+                answered(answer, true);
+            } catch (Throwable e) {
+                setException(e);
+            }
+        }
+
+        /** The answer that wins; the other attempt, if any, is cancelled. */
+        private void answered(T answer, boolean byHedge) {
+            if (set(answer)) {
+                outcome(byHedge);
+            }
+        }
+
+        private void decided(Throwable failure, boolean byHedge) {
+            if (setException(failure)) {
+                outcome(byHedge);
+            }
+        }
+
+        private void outcome(boolean byHedge) {
+            boolean hedgeSent;
+            synchronized (this) {
+                hedgeSent = hedge != null;
+            }
+            if (hedgeSent) {
+                listener.hedge(target, byHedge ? HedgeOutcome.WON : HedgeOutcome.LOST);
+            }
+        }
+
+        /** Holds the lock. */
+        private void cancelTimer() {
+            if (timer != null) {
+                timer.cancel(false);
+                timer = null;
+            }
+        }
+
+        @Override
+        protected void afterDone() {
+            ListenableFuture<T> firstAttempt;
+            ListenableFuture<T> hedgeAttempt;
+            synchronized (this) {
+                cancelTimer();
+                firstAttempt = first;
+                hedgeAttempt = hedge;
+            }
+            boolean interrupt = wasInterrupted();
+            if (firstAttempt != null && !firstAttempt.isDone()) {
+                firstAttempt.cancel(interrupt);
+            }
+            if (hedgeAttempt != null && !hedgeAttempt.isDone()) {
+                hedgeAttempt.cancel(interrupt);
+            }
+        }
+    }
+
+    /** A failure another attempt may still make good: the replica was down or busy, not the request wrong. */
+    private static boolean nonFatal(Throwable failure) {
+        Status.Code code = Status.fromThrowable(failure).getCode();
+        return code == Status.Code.UNAVAILABLE || code == Status.Code.RESOURCE_EXHAUSTED;
+    }
+
+    /** The retry path of {@link #call} for a first attempt that is done (or will be). */
+    private <T> ListenableFuture<T> retryAfter(ListenableFuture<T> firstResult, Budget budget, String target,
+            Context context, Supplier<ListenableFuture<T>> call, PickHint firstHint) {
+        Retrying<T> result = new Retrying<>(firstResult, budget, target, context, call, firstHint);
         firstResult.addListener(result, MoreExecutors.directExecutor());
         return result;
     }
@@ -109,15 +388,17 @@ public final class Retry {
         private final String target;
         private final Context context;
         private final Supplier<ListenableFuture<T>> call;
+        private final PickHint firstHint;
         private volatile Future<?> delayed;
 
         Retrying(ListenableFuture<T> first, Budget budget, String target, Context context,
-                Supplier<ListenableFuture<T>> call) {
+                Supplier<ListenableFuture<T>> call, PickHint firstHint) {
             this.first = first;
             this.budget = budget;
             this.target = target;
             this.context = context;
             this.call = call;
+            this.firstHint = firstHint;
         }
 
         /**
@@ -174,7 +455,7 @@ public final class Retry {
             }
             try {
                 if (admit(budget, target, pushedBack)) {
-                    setFuture(startRetry(context, call, target));
+                    setFuture(startRetry(context, call, target, firstHint));
                 } else {
                     setException(failure);
                 }
@@ -202,7 +483,7 @@ public final class Retry {
     public <T> T blocking(Supplier<T> call) {
         Budget budget = Budget.current().orElseGet(() -> Budget.fresh(rules));
         Context context = budget.attachTo(Context.current());
-        Attempt first = new Attempt(0);
+        Attempt first = new Attempt(0, PickHint.first());
         try {
             T answer = runIn(first.attachTo(context), call);
             limiter.onCall(first.target());
@@ -227,7 +508,7 @@ public final class Retry {
                 throw failure;
             }
             try {
-                T answer = runIn(new Attempt(1).attachTo(context), call);
+                T answer = runIn(new Attempt(1, PickHint.avoiding(first.hint())).attachTo(context), call);
                 limiter.onSuccess(target);
                 return answer;
             } catch (StatusRuntimeException retryFailure) {
@@ -276,8 +557,10 @@ public final class Retry {
     }
 
     /** Starts the retry, and feeds its result to the limiter when it completes. */
-    private <T> ListenableFuture<T> startRetry(Context context, Supplier<ListenableFuture<T>> call, String target) {
-        ListenableFuture<T> started = start(new Attempt(1).attachTo(context), call);
+    private <T> ListenableFuture<T> startRetry(Context context, Supplier<ListenableFuture<T>> call, String target,
+            PickHint firstHint) {
+        // Elsewhere than the first attempt went, if the balancer can tell.
+        ListenableFuture<T> started = start(new Attempt(1, PickHint.avoiding(firstHint)).attachTo(context), call);
         started.addListener(() -> {
             try {
                 Futures.getDone(started);
@@ -343,6 +626,8 @@ public final class Retry {
         private RetryLimiter limiter;
         private RetryListener listener = RetryListener.NONE;
         private ScheduledExecutorService scheduler = SharedScheduler.get();
+        private LongSupplier nanoClock = System::nanoTime;
+        private Hedging hedging;
 
         private Builder(BudgetRules rules) {
             this.rules = Objects.requireNonNull(rules, "rules");
@@ -366,6 +651,18 @@ public final class Retry {
          */
         public Builder scheduler(ScheduledExecutorService scheduler) {
             this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /** Hedges {@link #hedged} calls by these rules; none by default (hedged calls are then only retried). */
+        public Builder hedging(Hedging hedging) {
+            this.hedging = hedging;
+            return this;
+        }
+
+        /** A monotonic clock in nanoseconds, for hedge delays and latencies (tests give a fake one). */
+        public Builder nanoClock(LongSupplier nanoClock) {
+            this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
             return this;
         }
 

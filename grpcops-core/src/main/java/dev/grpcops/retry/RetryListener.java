@@ -22,4 +22,8 @@ public interface RetryListener {
      */
     default void tokens(String target, DoubleSupplier tokens) {
     }
+
+    /** What became of a hedge of a call to {@code target}: sent, then won or lost; or throttled, or refused. */
+    default void hedge(String target, HedgeOutcome outcome) {
+    }
 }

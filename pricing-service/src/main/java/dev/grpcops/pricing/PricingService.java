@@ -19,9 +19,10 @@ import net.devh.boot.grpc.server.service.GrpcService;
 /**
  * Quote asks Stock without holding a thread while it waits. The budget library gives the Stock
  * call its deadline (remaining − reserve) or refuses to send it; either way Stock's status and
- * description come back to the caller unchanged. With {@code pricing.retry-stock} the Stock call goes
- * through {@link Retry}: retried once on UNAVAILABLE when every rule allows, and never for a
- * Quote that arrived as Edge's retry (only one hop retries).
+ * description come back to the caller unchanged. A Check with no answer after the learned delay is
+ * hedged on another Stock replica. With {@code pricing.retry-stock} it is also retried once on
+ * UNAVAILABLE when every rule allows; neither happens under a Quote that arrived as Edge's retry or
+ * hedge (only one hop does).
  */
 @GrpcService
 class PricingService extends PricingGrpc.PricingImplBase {
@@ -40,7 +41,8 @@ class PricingService extends PricingGrpc.PricingImplBase {
     public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
         ChainInput.check(request);
         CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).setDelayMs(request.getDelayMs()).build();
-        ListenableFuture<CheckReply> reply = properties.retryStock() ? retry.call(() -> stock.check(check)) : stock.check(check);
+        ListenableFuture<CheckReply> reply = properties.retryStock() ? retry.hedged(() -> stock.check(check))
+                : retry.hedgeOnly(() -> stock.check(check));
         Futures.addCallback(reply, new FutureCallback<>() {
             @Override
             public void onSuccess(CheckReply reply) {

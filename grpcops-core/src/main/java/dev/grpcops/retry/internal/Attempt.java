@@ -1,5 +1,6 @@
 package dev.grpcops.retry.internal;
 
+import dev.grpcops.internal.PickHint;
 import io.grpc.Context;
 
 /**
@@ -12,10 +13,17 @@ public final class Attempt {
     private static final Context.Key<Attempt> KEY = Context.key("grpcops-attempt");
 
     private final int previousAttempts;
+    private final PickHint hint;
     private volatile String target;
 
-    public Attempt(int previousAttempts) {
+    /** @param hint what the balancer learns and is told about this attempt's replica */
+    public Attempt(int previousAttempts, PickHint hint) {
         this.previousAttempts = previousAttempts;
+        this.hint = hint;
+    }
+
+    public PickHint hint() {
+        return hint;
     }
 
     /** The attempt being started on this thread's context, or null outside {@code Retry}. */

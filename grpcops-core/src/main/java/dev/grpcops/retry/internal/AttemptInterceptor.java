@@ -1,6 +1,7 @@
 package dev.grpcops.retry.internal;
 
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.PickHint;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -12,8 +13,8 @@ import io.grpc.MethodDescriptor;
 /**
  * Names the target (the channel's authority) of each attempt made through {@code Retry}, so that
  * the limiters account per target, and sends {@code grpc-previous-rpc-attempts} on every extra
- * attempt, so that the next hop does not retry it again. Calls made outside {@code Retry} pass
- * untouched.
+ * attempt, so that the next hop does not retry it again, and tells the balancer which replica an
+ * extra attempt should avoid (the one the first went to). Calls made outside {@code Retry} pass untouched.
  */
 public final class AttemptInterceptor implements ClientInterceptor {
 
@@ -25,7 +26,7 @@ public final class AttemptInterceptor implements ClientInterceptor {
             return next.newCall(method, options);
         }
         attempt.sentTo(next.authority());
-        ClientCall<ReqT, RespT> call = next.newCall(method, options);
+        ClientCall<ReqT, RespT> call = next.newCall(method, options.withOption(PickHint.KEY, attempt.hint()));
         int previous = attempt.previousAttempts();
         if (previous <= 0) {
             return call;

@@ -19,10 +19,12 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Lazy;
 
 /**
- * Outgoing channels that balance across every backend, skip draining ones, and come back quickly:
- * health-checked round_robin for the clients named in {@code grpcops.client.health-checked}, and
- * net.devh's channel factory (shaded or plain Netty, as net.devh picks it) with the
- * {@link ReconnectNudger}. Backs off when the application defines its own {@link GrpcChannelFactory}.
+ * Outgoing channels that balance by latency and load across every replica, eject failing ones, skip
+ * draining ones and come back quickly: {@link ChannelServiceConfigs} for every channel
+ * ({@code grpcops.client.balancing.*}, {@code grpcops.client.outlier-detection.*}, health checking for
+ * the clients named in {@code grpcops.client.health-checked}), and net.devh's channel factory (shaded
+ * or plain Netty, as net.devh picks it) with the {@link ReconnectNudger}. Backs off when the
+ * application defines its own {@link GrpcChannelFactory}.
  */
 @AutoConfiguration(beforeName = "net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration")
 @ConditionalOnClass(GrpcChannelFactory.class)
@@ -34,8 +36,8 @@ public class ClientAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    HealthCheckedChannels healthCheckedChannels(ClientProperties properties) {
-        return new HealthCheckedChannels(properties.getHealthChecked());
+    ChannelServiceConfigs channelServiceConfigs(ClientProperties properties) {
+        return new ChannelServiceConfigs(properties);
     }
 
     @Bean
@@ -45,6 +47,12 @@ public class ClientAutoConfiguration {
                 builder.directExecutor();
             }
         };
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ChannelReadiness channelReadiness(ClientProperties properties) {
+        return new ChannelReadiness(properties.getWaitForReadyWindow());
     }
 
     @Bean(destroyMethod = "close")
@@ -62,8 +70,9 @@ public class ClientAutoConfiguration {
         @ConditionalOnMissingBean(GrpcChannelFactory.class)
         GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
                 GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
-                ReconnectNudger nudger) {
-            return inProcessOr(new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger),
+                ReconnectNudger nudger, ChannelReadiness readiness) {
+            return inProcessOr(new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger,
+                    readiness),
                     properties, interceptors, configurers);
         }
     }
@@ -78,8 +87,9 @@ public class ClientAutoConfiguration {
         @ConditionalOnMissingBean(GrpcChannelFactory.class)
         GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
                 GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
-                ReconnectNudger nudger) {
-            return inProcessOr(new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger),
+                ReconnectNudger nudger, ChannelReadiness readiness) {
+            return inProcessOr(new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger,
+                    readiness),
                     properties, interceptors, configurers);
         }
     }

@@ -1,17 +1,18 @@
 package dev.grpcops.autoconfigure.client;
 
+import dev.grpcops.client.ServiceConfigs;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/** How outgoing channels balance and recover, under {@code grpcops.client}. */
+/** How outgoing channels balance, eject failing replicas and recover, under {@code grpcops.client}. */
 @ConfigurationProperties("grpcops.client")
 public class ClientProperties {
 
     /**
-     * Channels (by net.devh client name) that use round_robin over every resolved address and
-     * skip addresses whose health, for the given service name, is not SERVING. Example:
+     * Channels (by net.devh client name) that skip addresses whose health, for the given service
+     * name, is not SERVING (client-side health checking). Example:
      * grpcops.client.health-checked.stock=chain.v1.Stock
      */
     private Map<String, String> healthChecked = new LinkedHashMap<>();
@@ -24,10 +25,184 @@ public class ClientProperties {
     private Duration reconnectInterval = Duration.ofMillis(500);
 
     /**
+     * For this long after a channel is made, or after it lost its last ready replica, its calls wait
+     * for a replica within their own deadline instead of failing at once with UNAVAILABLE (a service
+     * just started, or a replica restarting); past it they fail fast again. Zero or negative: never wait.
+     */
+    private Duration waitForReadyWindow = Duration.ofSeconds(5);
+
+    public Duration getWaitForReadyWindow() {
+        return waitForReadyWindow;
+    }
+
+    public void setWaitForReadyWindow(Duration waitForReadyWindow) {
+        this.waitForReadyWindow = waitForReadyWindow;
+    }
+
+    /**
      * Run the callbacks of every channel's calls on the transport's own threads instead of an
      * executor (grpc-java's directExecutor). Only for code whose callbacks never block.
      */
     private boolean directExecutor;
+
+    /** How every channel picks among the replicas its target resolves to. */
+    private final Balancing balancing = new Balancing();
+
+    /** Ejection of replicas that fail far more than their peers (grpc-java's outlier_detection, gRFC A50). */
+    private final OutlierDetection outlierDetection = new OutlierDetection();
+
+    public Balancing getBalancing() {
+        return balancing;
+    }
+
+    public OutlierDetection getOutlierDetection() {
+        return outlierDetection;
+    }
+
+    /** {@code grpcops.client.balancing.*}. */
+    public static class Balancing {
+
+        /**
+         * peak-ewma: power of two choices over each replica's peak-EWMA latency x (calls outstanding + 1),
+         * fast failures charged a penalty; round-robin: grpc-java's round_robin, in turn.
+         */
+        private ServiceConfigs.Balancing policy = ServiceConfigs.Balancing.PEAK_EWMA;
+
+        /** peak-ewma: how fast a replica's cost forgets a slow answer (its time constant). */
+        private Duration decay = Duration.ofSeconds(10);
+
+        /** peak-ewma: what a fast failure (UNAVAILABLE, RESOURCE_EXHAUSTED) counts as. */
+        private Duration failurePenalty = Duration.ofSeconds(1);
+
+        public ServiceConfigs.Balancing getPolicy() {
+            return policy;
+        }
+
+        public void setPolicy(ServiceConfigs.Balancing policy) {
+            this.policy = policy;
+        }
+
+        public Duration getDecay() {
+            return decay;
+        }
+
+        public void setDecay(Duration decay) {
+            this.decay = decay;
+        }
+
+        public Duration getFailurePenalty() {
+            return failurePenalty;
+        }
+
+        public void setFailurePenalty(Duration failurePenalty) {
+            this.failurePenalty = failurePenalty;
+        }
+    }
+
+    /** {@code grpcops.client.outlier-detection.*}. */
+    public static class OutlierDetection {
+
+        /** Whether replicas that fail far more than their peers are taken out of the pick for a while. */
+        private boolean enabled = true;
+
+        /** How often replicas are judged. */
+        private Duration interval = dev.grpcops.client.OutlierDetection.DEFAULTS.interval();
+
+        /** How long an ejected replica stays out the first time (longer each time again). */
+        private Duration baseEjectionTime = dev.grpcops.client.OutlierDetection.DEFAULTS.baseEjectionTime();
+
+        /** The longest a replica stays out. */
+        private Duration maxEjectionTime = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionTime();
+
+        /** The most replicas out at once, in percent (50: never more than half). */
+        private int maxEjectionPercent = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionPercent();
+
+        /** A replica failing this percentage of its calls in an interval, or more, is ejected. */
+        private int failurePercentage = dev.grpcops.client.OutlierDetection.DEFAULTS.failurePercentage();
+
+        /** Replicas with enough calls needed before any is judged. */
+        private int minimumHosts = dev.grpcops.client.OutlierDetection.DEFAULTS.minimumHosts();
+
+        /** Calls a replica needs in an interval to be judged. */
+        private int requestVolume = dev.grpcops.client.OutlierDetection.DEFAULTS.requestVolume();
+
+        dev.grpcops.client.OutlierDetection toConfig() {
+            if (!enabled) {
+                return null;
+            }
+            try {
+                return new dev.grpcops.client.OutlierDetection(interval, baseEjectionTime, maxEjectionTime,
+                        maxEjectionPercent, failurePercentage, minimumHosts, requestVolume);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("grpcops.client." + e.getMessage().replace("outlier detection: ",
+                        "outlier-detection: "));
+            }
+        }
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
+        public Duration getBaseEjectionTime() {
+            return baseEjectionTime;
+        }
+
+        public void setBaseEjectionTime(Duration baseEjectionTime) {
+            this.baseEjectionTime = baseEjectionTime;
+        }
+
+        public Duration getMaxEjectionTime() {
+            return maxEjectionTime;
+        }
+
+        public void setMaxEjectionTime(Duration maxEjectionTime) {
+            this.maxEjectionTime = maxEjectionTime;
+        }
+
+        public int getMaxEjectionPercent() {
+            return maxEjectionPercent;
+        }
+
+        public void setMaxEjectionPercent(int maxEjectionPercent) {
+            this.maxEjectionPercent = maxEjectionPercent;
+        }
+
+        public int getFailurePercentage() {
+            return failurePercentage;
+        }
+
+        public void setFailurePercentage(int failurePercentage) {
+            this.failurePercentage = failurePercentage;
+        }
+
+        public int getMinimumHosts() {
+            return minimumHosts;
+        }
+
+        public void setMinimumHosts(int minimumHosts) {
+            this.minimumHosts = minimumHosts;
+        }
+
+        public int getRequestVolume() {
+            return requestVolume;
+        }
+
+        public void setRequestVolume(int requestVolume) {
+            this.requestVolume = requestVolume;
+        }
+    }
 
     public boolean isDirectExecutor() {
         return directExecutor;

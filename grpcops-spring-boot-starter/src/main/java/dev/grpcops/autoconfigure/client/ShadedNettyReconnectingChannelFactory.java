@@ -8,22 +8,25 @@ import net.devh.boot.grpc.client.channelfactory.ShadedNettyChannelFactory;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import net.devh.boot.grpc.client.interceptor.GlobalClientInterceptorRegistry;
 
-/** net.devh's shaded-Netty channel factory, with every channel it makes handed to the {@link ReconnectNudger}. */
+/** net.devh's shaded-Netty channel factory, with every channel it makes handed to the {@link ReconnectNudger} and its {@link ChannelReadiness} gate. */
 final class ShadedNettyReconnectingChannelFactory extends ShadedNettyChannelFactory {
 
     private final ReconnectNudger nudger;
+    private final ChannelReadiness readiness;
 
     ShadedNettyReconnectingChannelFactory(GrpcChannelsProperties properties,
             GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
-            ReconnectNudger nudger) {
+            ReconnectNudger nudger, ChannelReadiness readiness) {
         super(properties, interceptors, configurers);
         this.nudger = nudger;
+        this.readiness = readiness;
     }
 
     @Override
     protected ManagedChannel newManagedChannel(String name) {
         ManagedChannel channel = super.newManagedChannel(name);
         nudger.watch(channel);
+        readiness.follow(name, channel);
         return channel;
     }
 }

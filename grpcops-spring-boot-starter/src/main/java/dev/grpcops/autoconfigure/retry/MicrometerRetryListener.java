@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.retry;
 
+import dev.grpcops.retry.HedgeOutcome;
 import dev.grpcops.retry.RetryListener;
 import dev.grpcops.retry.RetryOutcome;
 import io.micrometer.core.instrument.Counter;
@@ -7,17 +8,21 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.DoubleSupplier;
 
 /**
  * The retries' metrics, in Micrometer. Prometheus names: {@code grpc_budget_retries_total{outcome}}
- * (attempted, refused, throttled, pushback) and {@code grpc_retry_tokens{target}} (the token bucket
- * per downstream target, at most 65). Counters are built up front: an outcome costs an increment.
+ * (attempted, refused, throttled, pushback), {@code grpc_retry_tokens{target}} (the token bucket
+ * per downstream target, at most 65) and {@code grpc_hedges_total{target,outcome}} (sent, won, lost,
+ * throttled, refused). Counters are built once: an outcome costs a look-up and an increment.
  */
 final class MicrometerRetryListener implements RetryListener {
 
     private final MeterRegistry registry;
     private final Map<RetryOutcome, Counter> retries = new EnumMap<>(RetryOutcome.class);
+    /** Per target (at most 65, bounded by the limiters' targets), per outcome. */
+    private final Map<String, Counter[]> hedges = new ConcurrentHashMap<>();
 
     MicrometerRetryListener(MeterRegistry registry) {
         this.registry = registry;
@@ -32,6 +37,21 @@ final class MicrometerRetryListener implements RetryListener {
     @Override
     public void outcome(String target, RetryOutcome outcome) {
         retries.get(outcome).increment();
+    }
+
+    @Override
+    public void hedge(String target, HedgeOutcome outcome) {
+        hedges.computeIfAbsent(target, this::hedgeCounters)[outcome.ordinal()].increment();
+    }
+
+    private Counter[] hedgeCounters(String target) {
+        Counter[] counters = new Counter[HedgeOutcome.values().length];
+        for (HedgeOutcome outcome : HedgeOutcome.values()) {
+            counters[outcome.ordinal()] = Counter.builder("grpc.hedges")
+                    .description("Hedges of idempotent calls per downstream target: sent, then won or lost; or throttled, refused")
+                    .tag("target", target).tag("outcome", outcome.label()).register(registry);
+        }
+        return counters;
     }
 
     @Override

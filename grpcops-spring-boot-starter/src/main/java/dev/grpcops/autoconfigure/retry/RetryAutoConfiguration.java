@@ -2,6 +2,7 @@ package dev.grpcops.autoconfigure.retry;
 
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.retry.Hedging;
 import dev.grpcops.retry.Retry;
 import dev.grpcops.retry.RetryBudget;
 import dev.grpcops.retry.RetryLimiter;
@@ -22,7 +23,9 @@ import org.springframework.core.annotation.Order;
 
 /**
  * {@link Retry} for services that call downstream: once, on {@code UNAVAILABLE}, within the deadline
- * budget, limited per target by a token bucket and a retry budget ({@code grpcops.retry.limiter.*}),
+ * budget, limited per target by a token bucket and a retry budget ({@code grpcops.retry.limiter.*});
+ * hedged calls also get a second attempt on another replica after a learned delay
+ * ({@code grpcops.retry.hedging.*}), paid from the same limiter;
  * and the client interceptor every channel needs so that attempts are accounted to their target and
  * extra attempts are marked for the next hop. Every bean backs off when the application defines its own.
  * Bad settings stop the start, naming the property.
@@ -67,8 +70,15 @@ public class RetryAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    Retry retry(BudgetRules rules, RetryLimiter limiter, RetryListener listener) {
-        return Retry.builder(rules).limiter(limiter).listener(listener).build();
+    Retry retry(BudgetRules rules, RetryLimiter limiter, RetryListener listener, RetryProperties properties) {
+        RetryProperties.Hedging hedging = properties.getHedging();
+        Hedging rulesOfHedging;
+        try {
+            rulesOfHedging = hedging.isEnabled() ? hedging.toHedging() : null;
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("grpcops.retry.hedging." + e.getMessage());
+        }
+        return Retry.builder(rules).limiter(limiter).listener(listener).hedging(rulesOfHedging).build();
     }
 
     @Configuration(proxyBeanMethods = false)

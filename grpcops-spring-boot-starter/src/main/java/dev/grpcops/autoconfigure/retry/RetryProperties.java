@@ -10,8 +10,89 @@ public class RetryProperties {
     /** What an extra attempt needs from its target, per downstream target, on top of the deadline budget's retry-min. */
     private final Limiter limiter = new Limiter();
 
+    /** When an idempotent call (Quote, Check) gets a second attempt on another replica. */
+    private final Hedging hedging = new Hedging();
+
     public Limiter getLimiter() {
         return limiter;
+    }
+
+    public Hedging getHedging() {
+        return hedging;
+    }
+
+    /** {@code grpcops.retry.hedging.*}: after a learned delay, a second attempt to another replica, the first answer wins. */
+    public static class Hedging {
+
+        /** Whether hedged calls are hedged at all; when false they are only retried (as any call). */
+        private boolean enabled = true;
+
+        /** The hedge delay follows this percentile of the target's recent answer latencies (50-99.9). */
+        private double percentile = dev.grpcops.retry.Hedging.DEFAULTS.percentile();
+
+        /** The shortest hedge delay, whatever the latencies say. */
+        private Duration minDelay = dev.grpcops.retry.Hedging.DEFAULTS.minDelay();
+
+        /** The longest hedge delay, whatever the latencies say. */
+        private Duration maxDelay = dev.grpcops.retry.Hedging.DEFAULTS.maxDelay();
+
+        /** Answers from a target needed before its calls are hedged (1-512). */
+        private int minSamples = dev.grpcops.retry.Hedging.DEFAULTS.minSamples();
+
+        /** Hedges per target at most this percentage of its calls of the last 10 s, plus 1 per second (Finagle's maxExtraLoad). */
+        private double maxExtraPercent = dev.grpcops.retry.Hedging.DEFAULTS.maxExtraPercent();
+
+        dev.grpcops.retry.Hedging toHedging() {
+            return new dev.grpcops.retry.Hedging(percentile, minDelay, maxDelay, minSamples, maxExtraPercent);
+        }
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public double getPercentile() {
+            return percentile;
+        }
+
+        public void setPercentile(double percentile) {
+            this.percentile = percentile;
+        }
+
+        public Duration getMinDelay() {
+            return minDelay;
+        }
+
+        public void setMinDelay(Duration minDelay) {
+            this.minDelay = minDelay;
+        }
+
+        public Duration getMaxDelay() {
+            return maxDelay;
+        }
+
+        public void setMaxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+        }
+
+        public int getMinSamples() {
+            return minSamples;
+        }
+
+        public void setMinSamples(int minSamples) {
+            this.minSamples = minSamples;
+        }
+
+        public double getMaxExtraPercent() {
+            return maxExtraPercent;
+        }
+
+        public void setMaxExtraPercent(double maxExtraPercent) {
+            this.maxExtraPercent = maxExtraPercent;
+        }
     }
 
     /** {@code grpcops.retry.limiter.*}: a gRFC A6 token bucket and a ratio retry budget, both of which must allow. */

@@ -26,7 +26,7 @@ class ClientAutoConfigurationTests {
     @Test
     void shadedNettyChannelsAreNudgedByDefault() {
         runner.run(context -> {
-            assertThat(context).hasSingleBean(ReconnectNudger.class).hasSingleBean(HealthCheckedChannels.class)
+            assertThat(context).hasSingleBean(ReconnectNudger.class).hasSingleBean(ChannelServiceConfigs.class)
                     .hasSingleBean(ClientAutoConfiguration.ShadedNetty.class)
                     .doesNotHaveBean(ClientAutoConfiguration.PlainNetty.class);
             assertThat(context.getBean(ClientProperties.class).getReconnectInterval()).isEqualTo(Duration.ofMillis(500));
@@ -51,19 +51,37 @@ class ClientAutoConfigurationTests {
     }
 
     @Test
-    void healthCheckedClientsGetRoundRobinWithHealthChecking() {
+    void everyChannelGetsPeakEwmaUnderOutlierDetectionAndNamedOnesHealthChecking() {
         runner.withPropertyValues("grpcops.client.health-checked.stock=chain.v1.Stock",
                 "grpcops.client.reconnect-interval=0").run(context -> {
-                    assertThat(context.getBean(ClientProperties.class).getHealthChecked())
-                            .isEqualTo(Map.of("stock", "chain.v1.Stock"));
                     assertThat(context.getBean(ClientProperties.class).getReconnectInterval()).isZero();
                     RecordingBuilder builder = new RecordingBuilder();
-                    context.getBean(HealthCheckedChannels.class).accept(builder, "stock");
+                    context.getBean(ChannelServiceConfigs.class).accept(builder, "stock");
                     assertThat(builder.serviceConfig).containsEntry("healthCheckConfig", Map.of("serviceName", "chain.v1.Stock"));
+                    assertThat(builder.serviceConfig.get("loadBalancingConfig").toString())
+                            .contains("outlier_detection_experimental", "grpcops_peak_ewma", "maxEjectionPercentage=50.0");
                     RecordingBuilder other = new RecordingBuilder();
-                    context.getBean(HealthCheckedChannels.class).accept(other, "pricing");
-                    assertThat(other.serviceConfig).isNull();
+                    context.getBean(ChannelServiceConfigs.class).accept(other, "pricing");
+                    assertThat(other.serviceConfig).doesNotContainKey("healthCheckConfig")
+                            .containsKey("loadBalancingConfig");
                 });
+    }
+
+    @Test
+    void roundRobinWithoutOutlierDetectionIsSelectable() {
+        runner.withPropertyValues("grpcops.client.balancing.policy=round-robin",
+                "grpcops.client.outlier-detection.enabled=false").run(context -> {
+                    RecordingBuilder builder = new RecordingBuilder();
+                    context.getBean(ChannelServiceConfigs.class).accept(builder, "stock");
+                    assertThat(builder.serviceConfig).containsEntry("loadBalancingConfig",
+                            java.util.List.of(Map.of("round_robin", Map.of())));
+                });
+    }
+
+    @Test
+    void badOutlierDetectionStopsTheStartNamingTheProperty() {
+        runner.withPropertyValues("grpcops.client.outlier-detection.max-ejection-percent=150").run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.client.outlier-detection"));
     }
 
     @Test

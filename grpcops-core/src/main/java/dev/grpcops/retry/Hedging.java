@@ -1,0 +1,41 @@
+package dev.grpcops.retry;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * When {@link Retry#hedged} sends a second attempt of an idempotent call: once the first has had
+ * no answer for the hedge delay, a high {@code percentile} of the target's recent latency (learned
+ * from its last answers, at least {@code minSamples} of them: no hedge before), bounded by
+ * {@code minDelay} and {@code maxDelay}. Hedges are at most {@code maxExtraPercent} % of a target's
+ * calls (Finagle's {@code maxExtraLoad}), and each is also paid from the {@link RetryLimiter}, as a retry is.
+ *
+ * @param percentile the latency percentile the delay follows (90-99.9)
+ * @param minDelay the shortest hedge delay
+ * @param maxDelay the longest
+ * @param minSamples answers of a target needed before its calls are hedged
+ * @param maxExtraPercent hedges per target at most this % of its calls of the last 10 s (plus 1 per second)
+ */
+public record Hedging(double percentile, Duration minDelay, Duration maxDelay, int minSamples, double maxExtraPercent) {
+
+    /** "The Tail at Scale": hedge after the 95th percentile; 2 ms to 1 s; 100 answers first; at most 5 % more calls. */
+    public static final Hedging DEFAULTS = new Hedging(95, Duration.ofMillis(2), Duration.ofSeconds(1), 100, 5);
+
+    public Hedging {
+        if (!(percentile >= 50 && percentile <= 99.9)) {
+            throw new IllegalArgumentException("percentile must be 50-99.9, got " + percentile);
+        }
+        Objects.requireNonNull(minDelay, "min-delay must be set");
+        Objects.requireNonNull(maxDelay, "max-delay must be set");
+        if (minDelay.isNegative() || maxDelay.compareTo(minDelay) < 0 || maxDelay.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new IllegalArgumentException("max-delay must be at least min-delay (" + minDelay + ") and at most 1m, got "
+                    + maxDelay);
+        }
+        if (minSamples < 1 || minSamples > LatencyWindow.SIZE) {
+            throw new IllegalArgumentException("min-samples must be 1-" + LatencyWindow.SIZE + ", got " + minSamples);
+        }
+        if (!(maxExtraPercent >= 0 && maxExtraPercent <= 100)) {
+            throw new IllegalArgumentException("max-extra-percent must be 0-100, got " + maxExtraPercent);
+        }
+    }
+}

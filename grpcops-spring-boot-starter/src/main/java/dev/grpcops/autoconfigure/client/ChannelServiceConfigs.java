@@ -1,0 +1,38 @@
+package dev.grpcops.autoconfigure.client;
+
+import dev.grpcops.client.OutlierDetection;
+import dev.grpcops.client.ServiceConfigs;
+import io.grpc.ManagedChannelBuilder;
+import java.util.Map;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
+
+/**
+ * Gives every channel the library's balancing: peak-EWMA (or round_robin) over every resolved
+ * address, under outlier detection, and, for the clients named in
+ * {@code grpcops.client.health-checked}, client-side health checking, so that a replica that reports
+ * NOT_SERVING (draining, stopping) stops getting calls at once, before any probe has noticed.
+ */
+public final class ChannelServiceConfigs implements GrpcChannelConfigurer {
+
+    private final Map<String, String> healthServiceByClient;
+    private final ClientProperties.Balancing balancing;
+    private final OutlierDetection outlierDetection;
+
+    public ChannelServiceConfigs(ClientProperties properties) {
+        this.healthServiceByClient = Map.copyOf(properties.getHealthChecked());
+        this.balancing = properties.getBalancing();
+        this.outlierDetection = properties.getOutlierDetection().toConfig();
+    }
+
+    /** The service config of the channel of net.devh client {@code client}. */
+    public Map<String, ?> serviceConfig(String client) {
+        return ServiceConfigs.builder().balancing(balancing.getPolicy()).decay(balancing.getDecay())
+                .failurePenalty(balancing.getFailurePenalty()).outlierDetection(outlierDetection)
+                .healthCheck(healthServiceByClient.get(client)).build();
+    }
+
+    @Override
+    public void accept(ManagedChannelBuilder<?> builder, String client) {
+        builder.defaultServiceConfig(serviceConfig(client));
+    }
+}
