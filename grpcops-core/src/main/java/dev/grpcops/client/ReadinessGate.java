@@ -11,11 +11,12 @@ import java.time.Duration;
 import java.util.function.LongSupplier;
 
 /**
- * Lets the calls of one channel wait for a replica while the channel is just starting or
- * reconnecting, instead of failing at once with {@code UNAVAILABLE}: for {@code window} after the
- * channel was made, or after it lost its last ready replica, its calls are sent with gRPC's
- * wait-for-ready, so they wait within their own deadline. Past the window (a real outage) calls fail
- * fast again, so that callers learn of it and retry elsewhere. Costs a volatile read per call.
+ * Lets the calls of a channel that has not been READY yet wait for a replica instead of failing at
+ * once with {@code UNAVAILABLE}: a service started together with its downstream (or before it) sends
+ * its first calls with gRPC's wait-for-ready, so they wait within their own deadline while the
+ * connection is made. Once the channel has been READY, and past {@code window} after it was made
+ * (a downstream that is not there), calls fail fast as usual, so that callers learn of an outage at
+ * once and retry elsewhere. Costs a volatile read per call.
  *
  * <pre>{@code
  * ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(5));
@@ -27,10 +28,10 @@ public final class ReadinessGate implements ClientInterceptor {
 
     private final long windowNanos;
     private final LongSupplier nanoClock;
-    /** Since when the channel has no ready replica; {@link Long#MIN_VALUE} while it has one. */
-    private volatile long notReadySince;
+    private final long createdNanos;
+    private volatile boolean beenReady;
 
-    /** @param window how long calls wait for a replica after the channel was made or lost its last one */
+    /** @param window how long after the channel was made its calls may wait for a first replica */
     public ReadinessGate(Duration window) {
         this(window, System::nanoTime);
     }
@@ -38,7 +39,7 @@ public final class ReadinessGate implements ClientInterceptor {
     ReadinessGate(Duration window, LongSupplier nanoClock) {
         this.windowNanos = window.toNanos();
         this.nanoClock = nanoClock;
-        this.notReadySince = nanoClock.getAsLong();
+        this.createdNanos = nanoClock.getAsLong();
     }
 
     /** Follows {@code channel}'s state from now on. */
@@ -47,21 +48,16 @@ public final class ReadinessGate implements ClientInterceptor {
     }
 
     private void update(ConnectivityState state, ManagedChannel channel) {
-        if (state == ConnectivityState.SHUTDOWN) {
-            return;
-        }
         if (state == ConnectivityState.READY) {
-            notReadySince = Long.MIN_VALUE;
-        } else if (notReadySince == Long.MIN_VALUE) {
-            notReadySince = nanoClock.getAsLong();
+            beenReady = true; // for good: nothing more to follow
+        } else if (state != ConnectivityState.SHUTDOWN) {
+            channel.notifyWhenStateChanged(state, () -> update(channel.getState(false), channel));
         }
-        channel.notifyWhenStateChanged(state, () -> update(channel.getState(false), channel));
     }
 
     /** Whether calls made now wait for a replica. */
     public boolean waiting() {
-        long since = notReadySince;
-        return since != Long.MIN_VALUE && nanoClock.getAsLong() - since < windowNanos;
+        return !beenReady && nanoClock.getAsLong() - createdNanos < windowNanos;
     }
 
     @Override

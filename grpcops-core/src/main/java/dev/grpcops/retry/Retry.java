@@ -190,6 +190,7 @@ public final class Retry {
             limiter.onCall(target);
             if (hedgeBudget != null) {
                 hedgeBudget.onCall(target);
+                listener.hedgeable(target);
             }
             long delay = hedgeDelayNanos(target, budget);
             synchronized (this) {

@@ -23,6 +23,10 @@ public interface RetryListener {
     default void tokens(String target, DoubleSupplier tokens) {
     }
 
+    /** A call to {@code target} that may be hedged was made (what the share of hedges is a share of). */
+    default void hedgeable(String target) {
+    }
+
     /** What became of a hedge of a call to {@code target}: sent, then won or lost; or throttled, or refused. */
     default void hedge(String target, HedgeOutcome outcome) {
     }

@@ -9,9 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 
 /**
- * A {@link ReadinessGate} per channel ({@code grpcops.client.wait-for-ready-window}): calls made while
- * a channel is starting or reconnecting wait for a replica within their deadline instead of failing
- * at once. The configurer puts each channel's gate on its builder; the channel factory hands the
+ * A {@link ReadinessGate} per channel ({@code grpcops.client.wait-for-ready-window}): calls made
+ * before a channel was first READY wait for a replica within their deadline instead of failing at once. The configurer puts each channel's gate on its builder; the channel factory hands the
  * channel it made to {@link #follow}.
  */
 public final class ChannelReadiness implements GrpcChannelConfigurer {

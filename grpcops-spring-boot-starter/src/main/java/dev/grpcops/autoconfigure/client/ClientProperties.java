@@ -25,9 +25,9 @@ public class ClientProperties {
     private Duration reconnectInterval = Duration.ofMillis(500);
 
     /**
-     * For this long after a channel is made, or after it lost its last ready replica, its calls wait
-     * for a replica within their own deadline instead of failing at once with UNAVAILABLE (a service
-     * just started, or a replica restarting); past it they fail fast again. Zero or negative: never wait.
+     * Until a channel has first been READY, and for at most this long after it was made, its calls
+     * wait for a replica within their own deadline instead of failing at once with UNAVAILABLE (a
+     * service started together with its downstream); after that they fail fast. Zero or negative: never wait.
      */
     private Duration waitForReadyWindow = Duration.ofSeconds(5);
 

@@ -15,7 +15,8 @@ import java.util.function.DoubleSupplier;
  * The retries' metrics, in Micrometer. Prometheus names: {@code grpc_budget_retries_total{outcome}}
  * (attempted, refused, throttled, pushback), {@code grpc_retry_tokens{target}} (the token bucket
  * per downstream target, at most 65) and {@code grpc_hedges_total{target,outcome}} (sent, won, lost,
- * throttled, refused). Counters are built once: an outcome costs a look-up and an increment.
+ * throttled, refused) with {@code grpc_hedgeable_calls_total{target}}. Counters are built once: an
+ * outcome costs a look-up and an increment.
  */
 final class MicrometerRetryListener implements RetryListener {
 
@@ -23,6 +24,7 @@ final class MicrometerRetryListener implements RetryListener {
     private final Map<RetryOutcome, Counter> retries = new EnumMap<>(RetryOutcome.class);
     /** Per target (at most 65, bounded by the limiters' targets), per outcome. */
     private final Map<String, Counter[]> hedges = new ConcurrentHashMap<>();
+    private final Map<String, Counter> hedgeable = new ConcurrentHashMap<>();
 
     MicrometerRetryListener(MeterRegistry registry) {
         this.registry = registry;
@@ -37,6 +39,13 @@ final class MicrometerRetryListener implements RetryListener {
     @Override
     public void outcome(String target, RetryOutcome outcome) {
         retries.get(outcome).increment();
+    }
+
+    @Override
+    public void hedgeable(String target) {
+        hedgeable.computeIfAbsent(target, t -> Counter.builder("grpc.hedgeable.calls")
+                .description("Calls per downstream target that may be hedged: what the share of hedges is of")
+                .tag("target", t).register(registry)).increment();
     }
 
     @Override

@@ -90,4 +90,12 @@ class RetryAutoConfigurationTests {
         runner.withClassLoader(new FilteredClassLoader(GrpcGlobalClientInterceptor.class)).run(context ->
                 assertThat(context).hasSingleBean(Retry.class).doesNotHaveBean(ATTEMPTS));
     }
+
+    @Test
+    void badHedgingValuesStopStartupNamingTheProperty() {
+        runner.withPropertyValues("grpcops.retry.hedging.percentile=10").run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.retry.hedging.percentile"));
+        runner.withPropertyValues("grpcops.retry.hedging.max-delay=1ms", "grpcops.retry.hedging.min-delay=5ms").run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.retry.hedging.max-delay"));
+    }
 }

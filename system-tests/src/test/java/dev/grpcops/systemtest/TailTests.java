@@ -1,0 +1,295 @@
+package dev.grpcops.systemtest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.admin.AdminCredentials;
+import dev.grpcops.proto.chain.v1.CheckoutReply;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.chain.v1.Line;
+import dev.grpcops.proto.fault.v1.FaultSpec;
+import dev.grpcops.proto.fault.v1.FaultsGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * One slow replica must not reach the caller: three Stock replicas on 127.0.0.2-4, Pricing and Edge
+ * on 127.0.0.1, Checkouts of 5 SKUs with a 1 s deadline at a steady rate (open loop: latency from
+ * each call's intended start). Each scenario injects one fault into one Stock replica through its
+ * admin service: none, slow (+200 ms on every call), stalled (200 ms each second), failing (50 %
+ * UNAVAILABLE). Each runs against a fresh Pricing and Edge (no history carried over), first with the
+ * old client policy (round_robin, no ejection, no hedging), then with the defaults. Numbers are
+ * printed and appended to target/tail-numbers.md; the assertions are ratios against the same run's
+ * healthy numbers, with room for a loaded 2-core machine.
+ *
+ * <p>Sized by system properties for a full run (scripts/bench-tail.sh): {@code tail.rate}
+ * (Checkouts/s, default 100), {@code tail.seconds} (measured per scenario, default 8), {@code tail.warmup}.
+ */
+@Timeout(value = 15, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class TailTests {
+
+    private static final int RATE = Integer.getInteger("tail.rate", 100);
+    private static final Duration MEASURED = Duration.ofSeconds(Integer.getInteger("tail.seconds", 8));
+    private static final Duration WARMUP = Duration.ofSeconds(Integer.getInteger("tail.warmup", 5));
+    private static final Duration DEADLINE = Duration.ofSeconds(1);
+    private static final int SKUS = 5;
+
+    private static final String[] OLD_POLICY = {"--grpcops.client.balancing.policy=round-robin",
+        "--grpcops.client.outlier-detection.enabled=false", "--grpcops.retry.hedging.enabled=false"};
+    private static final String[] NEW_POLICY = {};
+
+    /** A fault, as the admin call sets it on replica s2. */
+    private record Scenario(String name, FaultSpec fault) {
+    }
+
+    private static final List<Scenario> SCENARIOS = List.of(
+            new Scenario("all healthy", FaultSpec.getDefaultInstance()),
+            new Scenario("one slow (+200 ms)", FaultSpec.newBuilder().setDelayMs(200).build()),
+            new Scenario("one stalled (200 ms/s)", FaultSpec.newBuilder().setStallMs(200).setStallEveryMs(1000).build()),
+            new Scenario("one failing (50 %)", FaultSpec.newBuilder().setErrorRatio(0.5).build()));
+
+    /** What one scenario measured. */
+    record Result(String policy, String scenario, long checkouts, double p50, double p99, double p999,
+            double completePercent, double stockCallsPerQuote) {
+    }
+
+    private static Replicas stock;
+    private static final Map<String, Result> results = new LinkedHashMap<>();
+
+    @BeforeAll
+    @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void startStock() {
+        stock = Replicas.stock();
+    }
+
+    @AfterAll
+    @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void stopStock() throws IOException {
+        if (stock != null) {
+            stock.close();
+        }
+        if (!results.isEmpty()) {
+            String table = table();
+            System.out.println(table);
+            Path out = Path.of("target/tail-numbers.md");
+            Files.createDirectories(out.getParent());
+            Files.writeString(out, table + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        }
+    }
+
+    @Test
+    void oneBadReplicaOfThreeDoesNotReachTheCaller() throws Exception {
+        for (String policy : List.of("old", "new")) {
+            for (Scenario scenario : SCENARIOS) {
+                results.put(policy + "/" + scenario.name(), run(policy, policy.equals("old") ? OLD_POLICY : NEW_POLICY,
+                        scenario));
+            }
+        }
+
+        Result oldHealthy = results.get("old/all healthy");
+        Result oldSlow = results.get("old/one slow (+200 ms)");
+        Result oldFailing = results.get("old/one failing (50 %)");
+        // The faults are real: with the old policy they reach the caller.
+        assertThat(oldSlow.p99()).as("old policy, one slow replica: p99 ms").isGreaterThan(150);
+        assertThat(oldFailing.completePercent()).as("old policy, one failing replica: complete %").isLessThan(99);
+        assertThat(oldHealthy.completePercent()).isGreaterThanOrEqualTo(99.9);
+
+        Result healthy = results.get("new/all healthy");
+        assertThat(healthy.completePercent()).isGreaterThanOrEqualTo(99.9);
+        for (Scenario scenario : SCENARIOS.subList(1, SCENARIOS.size())) {
+            Result faulty = results.get("new/" + scenario.name());
+            // The goal is 1.25 x + 10 ms; a 2-core machine running five JVMs and the load gets room.
+            assertThat(faulty.p99()).as("%s: p99 ms against healthy %.1f ms", scenario.name(), healthy.p99())
+                    .isLessThanOrEqualTo(1.5 * healthy.p99() + 25);
+            assertThat(faulty.completePercent()).as("%s: complete answers %%", scenario.name()).isGreaterThanOrEqualTo(99.5);
+            assertThat(faulty.stockCallsPerQuote()).as("%s: Stock calls per Quote", scenario.name())
+                    .isLessThanOrEqualTo(1.10);
+        }
+    }
+
+    /** A fresh Pricing and Edge with {@code args}, warmed up, then the scenario measured. */
+    private static Result run(String policy, String[] args, Scenario scenario) throws Exception {
+        List<String> pricingArgs = new ArrayList<>(List.of("--grpc.client.stock.address=list:///" + stock.addressList()));
+        pricingArgs.addAll(Arrays.asList(args));
+        ServiceProcess pricing = ServiceProcess.start("pricing-service", "pricing-tail", "127.0.0.1", Map.of(),
+                pricingArgs.toArray(String[]::new));
+        ServiceProcess edge = null;
+        try {
+            pricing.awaitServing(Duration.ofSeconds(90));
+            List<String> edgeArgs = new ArrayList<>(List.of("--grpc.client.pricing.address=list:///" + pricing.target()));
+            edgeArgs.addAll(Arrays.asList(args));
+            edge = ServiceProcess.start("edge-service", "edge-tail", "127.0.0.1", Map.of(), edgeArgs.toArray(String[]::new));
+            edge.awaitServing(Duration.ofSeconds(90));
+            ManagedChannel channel = edge.channel();
+            try {
+                load(channel, WARMUP, "warm");
+                setFault(scenario.fault());
+                double[] stockBefore = stockChecks();
+                Map<String, Double> hedgesBefore = hedges(pricing, edge);
+                Load measured = load(channel, MEASURED, policy + "-" + scenario.name().replaceAll("\\W+", ""));
+                double[] stockAfter = stockChecks();
+                Map<String, Double> hedges = hedges(pricing, edge);
+                hedges.replaceAll((key, value) -> value - hedgesBefore.getOrDefault(key, 0.0));
+                double[] perReplica = new double[stockAfter.length];
+                for (int i = 0; i < perReplica.length; i++) {
+                    perReplica[i] = stockAfter[i] - stockBefore[i];
+                }
+                System.out.printf(Locale.ROOT, "%s / %s: Stock calls per replica s1..s3 %s; hedges %s%n", policy,
+                        scenario.name(), Arrays.toString(perReplica), hedges);
+                return measured.result(policy, scenario.name(), Arrays.stream(perReplica).sum());
+            } finally {
+                setFault(FaultSpec.getDefaultInstance());
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        } finally {
+            ServiceProcess.stopAll(edge == null ? List.of(pricing) : List.of(edge, pricing));
+        }
+    }
+
+    private static void setFault(FaultSpec fault) {
+        ServiceProcess faulty = stock.pod("s2");
+        ManagedChannel channel = faulty.channel();
+        try {
+            FaultsGrpc.newBlockingStub(channel).withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
+                    .withDeadlineAfter(10, TimeUnit.SECONDS).set(fault);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    /** Check calls each Stock replica has served so far, whatever their status. */
+    private static double[] stockChecks() {
+        return stock.pods.stream().mapToDouble(pod -> Prometheus.sum(pod.metrics(),
+                "grpc_server_processing_duration_seconds_count", "method=\"Check\"")).toArray();
+    }
+
+    /** Hedges so far by service and outcome, e.g. {@code pricing sent}. */
+    private static Map<String, Double> hedges(ServiceProcess pricing, ServiceProcess edge) {
+        Map<String, Double> counts = new java.util.TreeMap<>();
+        for (ServiceProcess service : List.of(pricing, edge)) {
+            String metrics = service.metrics();
+            for (String outcome : List.of("sent", "won", "lost", "throttled", "refused")) {
+                double count = Prometheus.sum(metrics, "grpc_hedges_total", "outcome=\"" + outcome + "\"");
+                if (count > 0) {
+                    counts.put(service.name.replace("-tail", "") + " " + outcome, count);
+                }
+            }
+        }
+        return counts;
+    }
+
+    /** Checkouts at {@link #RATE} per second for {@code length}, each with its own SKUs. */
+    private static Load load(ManagedChannel channel, Duration length, String prefix) throws InterruptedException {
+        int total = (int) (RATE * length.toMillis() / 1000);
+        Load load = new Load(total);
+        ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor();
+        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+        long period = TimeUnit.SECONDS.toNanos(1) / RATE;
+        try {
+            for (int i = 0; i < total; i++) {
+                int n = i;
+                long intended = start + n * period;
+                ticks.schedule(() -> {
+                    CheckoutRequest.Builder request = CheckoutRequest.newBuilder();
+                    for (int sku = 0; sku < SKUS; sku++) {
+                        request.addSkus(prefix + "-" + n + "-" + sku);
+                    }
+                    var reply = EdgeGrpc.newFutureStub(channel).withDeadlineAfter(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
+                            .checkout(request.build());
+                    reply.addListener(() -> load.ended(n, intended, reply), Runnable::run);
+                }, intended - System.nanoTime(), TimeUnit.NANOSECONDS);
+            }
+            if (!load.done.await(length.toMillis() + 30_000, TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("Checkouts still unanswered 30 s after the load ended");
+            }
+        } finally {
+            ticks.shutdownNow();
+        }
+        return load;
+    }
+
+    /** The latencies and answers of one load run. */
+    private static final class Load {
+
+        final AtomicLongArray latencyNanos;
+        final AtomicInteger complete = new AtomicInteger();
+        final Map<String, AtomicInteger> statuses = new java.util.concurrent.ConcurrentHashMap<>();
+        final CountDownLatch done;
+
+        Load(int total) {
+            latencyNanos = new AtomicLongArray(total);
+            done = new CountDownLatch(total);
+        }
+
+        void ended(int n, long intended, java.util.concurrent.Future<CheckoutReply> reply) {
+            latencyNanos.set(n, System.nanoTime() - intended);
+            try {
+                CheckoutReply answer = reply.get();
+                if (answer.getLinesCount() == SKUS && answer.getLinesList().stream().allMatch(Line::getAvailable)) {
+                    complete.incrementAndGet();
+                } else {
+                    answer.getLinesList().stream().filter(line -> !line.getAvailable()).forEach(line ->
+                            statuses.computeIfAbsent("line " + line.getReason(), k -> new AtomicInteger()).incrementAndGet());
+                }
+            } catch (Exception e) {
+                statuses.computeIfAbsent(Status.fromThrowable(e).getCode().name(), k -> new AtomicInteger()).incrementAndGet();
+            }
+            done.countDown();
+        }
+
+        Result result(String policy, String scenario, double stockCalls) {
+            int total = latencyNanos.length();
+            long[] sorted = new long[total];
+            for (int i = 0; i < total; i++) {
+                sorted[i] = latencyNanos.get(i);
+            }
+            Arrays.sort(sorted);
+            if (!statuses.isEmpty()) {
+                System.out.println(policy + " / " + scenario + ": not complete: " + statuses);
+            }
+            return new Result(policy, scenario, total, ms(sorted, 50), ms(sorted, 99), ms(sorted, 99.9),
+                    100.0 * complete.get() / total, stockCalls / ((double) total * SKUS));
+        }
+
+        private static double ms(long[] sorted, double percentile) {
+            int index = (int) Math.min(sorted.length - 1, Math.ceil(percentile / 100 * sorted.length) - 1);
+            return sorted[Math.max(0, index)] / 1e6;
+        }
+    }
+
+    private static String table() {
+        StringBuilder table = new StringBuilder();
+        table.append(String.format(Locale.ROOT, "%n### Tail: %s, %d Checkouts/s of %d SKUs, 1 s deadline, %d s per scenario%n%n",
+                Instant.now().toString().substring(0, 19) + "Z", RATE, SKUS, MEASURED.toSeconds()));
+        table.append("| policy | Stock replica s2 | Checkouts | p50 ms | p99 ms | p99.9 ms | complete | Stock calls per Quote |\n");
+        table.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+        for (Result r : results.values()) {
+            table.append(String.format(Locale.ROOT, "| %s | %s | %d | %.1f | %.1f | %.1f | %.2f %% | %.3f |%n",
+                    r.policy().equals("old") ? "round_robin, no ejection, no hedging" : "peak-EWMA + ejection + hedging",
+                    r.scenario(), r.checkouts(), r.p50(), r.p99(), r.p999(), r.completePercent(), r.stockCallsPerQuote()));
+        }
+        return table.toString();
+    }
+}
