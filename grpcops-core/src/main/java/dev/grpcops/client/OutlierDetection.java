@@ -9,13 +9,14 @@ import java.util.Map;
  * wraps it: every {@code interval}, a replica that failed at least {@code failurePercentage} % of at
  * least {@code requestVolume} calls, or whose success rate is 1.9 standard deviations below its
  * peers', is taken out of the pick for {@code baseEjectionTime} (longer each time it happens again,
- * up to {@code maxEjectionTime}), then tried again. Never more than {@code maxEjectionPercent} % of
- * the replicas at once. Every non-OK status counts as a failure.
+ * up to {@code maxEjectionTime}), then tried again. grpc-java checks {@code maxEjectionPercent}
+ * before each ejection, so the share out can pass it by one replica: 33 % keeps it at most half
+ * (one of two or three, two of four to six). Every non-OK status counts as a failure.
  *
  * @param interval how often replicas are judged
  * @param baseEjectionTime how long a replica stays out the first time
  * @param maxEjectionTime the longest it stays out, however often it is ejected
- * @param maxEjectionPercent the most replicas out at once, in % (50: never more than half)
+ * @param maxEjectionPercent no ejection once this % of the replicas is out (33: never more than half)
  * @param failurePercentage a replica failing this % of its calls or more is ejected
  * @param minimumHosts replicas with enough calls needed before anyone is judged
  * @param requestVolume calls a replica needs in an interval to be judged
@@ -28,7 +29,7 @@ public record OutlierDetection(Duration interval, Duration baseEjectionTime, Dur
      * failing 30 % of them goes out for 10 s (up to 60 s), never more than half of them.
      */
     public static final OutlierDetection DEFAULTS = new OutlierDetection(Duration.ofSeconds(1), Duration.ofSeconds(10),
-            Duration.ofSeconds(60), 50, 30, 2, 10);
+            Duration.ofSeconds(60), 33, 30, 2, 10);
 
     public OutlierDetection {
         if (interval.isNegative() || interval.isZero() || baseEjectionTime.isNegative() || baseEjectionTime.isZero()

@@ -66,6 +66,9 @@ class WhoAmIServiceTests {
         assertThat(check(SERVICE)).isEqualTo(ServingStatus.SERVING);
         StatusRuntimeException unknown = catchThrowableOfType(StatusRuntimeException.class, () -> check("nope.v1.Nope"));
         assertThat(unknown.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+        // The services the library brings along (fault injection's admin service here) get no name of their own.
+        StatusRuntimeException faults = catchThrowableOfType(StatusRuntimeException.class, () -> check("grpcops.v1.Faults"));
+        assertThat(faults.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
     }
 
     @Test

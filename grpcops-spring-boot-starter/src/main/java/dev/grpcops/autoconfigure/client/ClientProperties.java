@@ -114,7 +114,7 @@ public class ClientProperties {
         /** The longest a replica stays out. */
         private Duration maxEjectionTime = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionTime();
 
-        /** The most replicas out at once, in percent (50: never more than half). */
+        /** No ejection once this percentage of the replicas is out; grpc-java may pass it by one, so 33 keeps it at most half. */
         private int maxEjectionPercent = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionPercent();
 
         /** A replica failing this percentage of its calls in an interval, or more, is ejected. */

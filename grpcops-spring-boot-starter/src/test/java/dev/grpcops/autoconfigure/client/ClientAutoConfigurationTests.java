@@ -59,7 +59,7 @@ class ClientAutoConfigurationTests {
                     context.getBean(ChannelServiceConfigs.class).accept(builder, "stock");
                     assertThat(builder.serviceConfig).containsEntry("healthCheckConfig", Map.of("serviceName", "chain.v1.Stock"));
                     assertThat(builder.serviceConfig.get("loadBalancingConfig").toString())
-                            .contains("outlier_detection_experimental", "grpcops_peak_ewma", "maxEjectionPercentage=50.0");
+                            .contains("outlier_detection_experimental", "grpcops_peak_ewma", "maxEjectionPercentage=33.0");
                     RecordingBuilder other = new RecordingBuilder();
                     context.getBean(ChannelServiceConfigs.class).accept(other, "pricing");
                     assertThat(other.serviceConfig).doesNotContainKey("healthCheckConfig")
