@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The chain's throughput against the same chain written by hand in plain grpc-java (SPEC §12),
+# The chain's throughput against the same chain written by hand in plain grpc-java (design §12),
 # side by side in one run on this machine:
 #
 #   scripts/bench.sh [--duration 20s] [--warmup 10s] [--concurrency 64] [--skus 3] [--out FILE]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SPEC §6 lab on one machine: three whoami pods w1..w3 on 127.0.0.2, .3, .4 (gRPC 50051,
+# The design §6 lab on one machine: three whoami pods w1..w3 on 127.0.0.2, .3, .4 (gRPC 50051,
 # Actuator 9051), and HAProxy in TCP mode on 127.0.0.1:50050 playing the ClusterIP.
 # Env: MAX_CONNECTION_AGE_MS (passed to the pods), GRPCOPS_ADMIN_TOKEN (default: a random one, made
 # for this run and printed; a placeholder or fewer than 16 characters stops the pods at start).

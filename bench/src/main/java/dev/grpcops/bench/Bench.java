@@ -3,7 +3,7 @@ package dev.grpcops.bench;
 import java.util.Arrays;
 
 /**
- * The hand-written chain of SPEC §12, one role per process:
+ * The hand-written chain of design §12, one role per process:
  *
  * <pre>
  * java -jar grpcops-bench.jar stock   PORT

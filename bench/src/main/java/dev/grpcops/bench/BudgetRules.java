@@ -4,7 +4,7 @@ import io.grpc.Deadline;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The budget rules of SPEC §4, written out as numbers, as a hand-written service would have them
+ * The budget rules of design §4, written out as numbers, as a hand-written service would have them
  * (deliberately not grpcops-core's {@code BudgetRules}). A served call's budget is a
  * {@link Deadline}: the caller's, or now + DEFAULT when the caller sent none.
  */

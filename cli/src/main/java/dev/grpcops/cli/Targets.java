@@ -36,7 +36,7 @@ public final class Targets {
         return builder.build();
     }
 
-    /** The named channel configs of SPEC §6. */
+    /** The named channel configs of design §6. */
     public enum ChannelConfig {
         /** No config: pick_first, one connection. */
         pinned(Map.of()),

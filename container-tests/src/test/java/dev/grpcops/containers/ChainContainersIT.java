@@ -28,7 +28,7 @@ import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.lifecycle.Startables;
 
-/** The chain across three containers on one Docker network: SPEC §4/§5 over real container networking. */
+/** The chain across three containers on one Docker network: design §4/§5 over real container networking. */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ChainContainersIT {

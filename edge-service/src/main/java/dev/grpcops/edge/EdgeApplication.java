@@ -7,7 +7,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 
-/** Checkout: every SKU quoted at once under one budget, answered with the lines it has (SPEC §5). */
+/** Checkout: every SKU quoted at once under one budget, answered with the lines it has (design §5). */
 @SpringBootApplication
 @ConfigurationPropertiesScan
 @GrpcClientBean(clazz = PricingGrpc.PricingFutureStub.class, client = @GrpcClient("pricing"))

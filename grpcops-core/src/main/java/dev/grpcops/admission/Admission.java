@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Admits a server's calls by priority level and fair queuing (SPEC §9, after Kubernetes API
+ * Admits a server's calls by priority level and fair queuing (design §9, after Kubernetes API
  * Priority and Fairness). The server has {@code limit} seats; a call takes one while it runs. A
  * call that finds a seat free runs at once; otherwise it waits in its level's fair queues, or is
  * rejected at once when it could not finish in time anyway, when its queue is full, or when its

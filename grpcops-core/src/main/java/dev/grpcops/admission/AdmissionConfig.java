@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The server-wide admission settings (SPEC §9).
+ * The server-wide admission settings (design §9).
  *
  * @param limit seats: calls the server executes at once, shared by the levels
  * @param levels the priority levels, sharing the seats by their shares

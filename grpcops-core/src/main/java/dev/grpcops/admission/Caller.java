@@ -9,7 +9,7 @@ import java.util.Optional;
 /**
  * Who a served call is for: the calling flow and the criticality admission granted it. It rides in
  * the call's {@link Context}, so the downstream calls made while serving carry the same
- * {@code x-grpcops-caller} and {@code x-grpcops-criticality} (SPEC §9) and the next hop queues the
+ * {@code x-grpcops-caller} and {@code x-grpcops-criticality} (design §9) and the next hop queues the
  * end caller, not this service.
  */
 public final class Caller {

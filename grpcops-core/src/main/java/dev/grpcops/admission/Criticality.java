@@ -3,7 +3,7 @@ package dev.grpcops.admission;
 import java.util.Locale;
 
 /**
- * How much a call matters to its caller, from metadata {@code x-grpcops-criticality} (SPEC §9).
+ * How much a call matters to its caller, from metadata {@code x-grpcops-criticality} (design §9).
  * Absent or unknown values mean {@link #DEFAULT}: a typo never raises a call's priority.
  */
 public enum Criticality {

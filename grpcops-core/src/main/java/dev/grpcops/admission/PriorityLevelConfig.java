@@ -1,7 +1,7 @@
 package dev.grpcops.admission;
 
 /**
- * One priority level (SPEC §9, after APF's PriorityLevelConfiguration).
+ * One priority level (design §9, after APF's PriorityLevelConfiguration).
  *
  * @param name the level's name, the {@code priority_level} label of the metrics
  * @param shares nominal concurrency shares: the level's seats are {@code ceil(limit × shares / Σ shares)}

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The four numbers every hop shares (docs/design.md, "The deadline budget"), and the rules they make. Pure functions of the
+ * The four numbers every hop shares (design §4), and the rules they make. Pure functions of the
  * time remaining, so that they can be checked without a clock.
  *
  * @param reserve what a hop keeps for itself: a downstream call gets remaining − reserve
@@ -17,7 +17,7 @@ public record BudgetRules(Duration reserve, Duration defaultBudget, Duration min
     /** A caller deadline beyond this is no deadline at all (some clients send "infinity" this way). */
     public static final Duration NO_DEADLINE_BEYOND = Duration.ofSeconds(1_000_000);
 
-    /** The defaults of SPEC §4: 0.2 s, 2 s, 0.3 s, 0.7 s. */
+    /** The defaults of design §4: 0.2 s, 2 s, 0.3 s, 0.7 s. */
     public static final BudgetRules DEFAULTS = new BudgetRules(
             Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(300), Duration.ofMillis(700));
 

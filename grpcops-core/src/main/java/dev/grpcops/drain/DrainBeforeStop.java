@@ -10,7 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Stops gRPC servers without failing a call (SPEC §10):
+ * Stops gRPC servers without failing a call (design §10):
  * <ol>
  *   <li>every health name becomes {@code NOT_SERVING}, while the servers keep serving, and the
  *       {@code whenDraining} hook runs (admission ends its queued calls {@code UNAVAILABLE});</li>

@@ -52,7 +52,7 @@ public interface RetryLimiter {
         return new AllOf(List.of(limiters));
     }
 
-    /** SPEC §11's defaults: a gRFC A6 token bucket (10, 0.1) and a retry budget of 10 % plus 1 per second over 10 s. */
+    /** design §11's defaults: a gRFC A6 token bucket (10, 0.1) and a retry budget of 10 % plus 1 per second over 10 s. */
     static RetryLimiter defaults(RetryListener listener) {
         return allOf(TokenBucket.builder().listener(listener).build(), RetryBudget.builder().build());
     }

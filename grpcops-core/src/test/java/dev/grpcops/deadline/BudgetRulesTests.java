@@ -34,17 +34,17 @@ class BudgetRulesTests {
 
     @ParameterizedTest(name = "remaining {0} s -> downstream {1} s, call {2}, retry {3}")
     @CsvSource({
-        // SPEC §4: Quote with 1 s -> Stock gets 0.8 s; no deadline -> 1.8 s
+        // design §4: Quote with 1 s -> Stock gets 0.8 s; no deadline -> 1.8 s
         "1.0,   0.8,   true,  true",
         "2.0,   1.8,   true,  true",
-        // SPEC §4: 0.45 s leaves 0.25 s < 0.3 s: not sent
+        // design §4: 0.45 s leaves 0.25 s < 0.3 s: not sent
         "0.45,  0.25,  false, false",
         // the edges: exactly min-downstream is sent, exactly retry-min is retried
         "0.5,   0.3,   true,  false",
         "0.499, 0.299, false, false",
         "0.9,   0.7,   true,  true",
         "0.899, 0.699, true,  false",
-        // SPEC §5: flaky at 1.5 s retries, at 0.8 s does not
+        // design §5: flaky at 1.5 s retries, at 0.8 s does not
         "1.49,  1.29,  true,  true",
         "0.79,  0.59,  true,  false",
         "0.1,   -0.1,  false, false",

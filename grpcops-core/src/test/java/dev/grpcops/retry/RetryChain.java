@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
- * Three real gRPC hops in one JVM for the retry governor (SPEC §11): "edge" (Checkout, one Quote
+ * Three real gRPC hops in one JVM for the retry governor (design §11): "edge" (Checkout, one Quote
  * per SKU through {@link Retry}) → "pricing" (Quote, one Check through its own
  * {@link Retry}) → "stock", whose n-th call (from 1) answers what {@code stockAnswer} says:
  * null for a reply, else the exception to fail with (trailers included). Every hop has the budget

@@ -110,7 +110,7 @@ class RetryLimiterChainTests {
         }
     }
 
-    /** SPEC §5's seed behaviour through the governor: retried at 1.5 s, not at 0.8 s (the deadline floor). */
+    /** design §5's seed behaviour through the governor: retried at 1.5 s, not at 0.8 s (the deadline floor). */
     @Test
     void seedBehaviourHolds() throws Exception {
         try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {

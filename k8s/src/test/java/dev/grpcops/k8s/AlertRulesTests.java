@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The alerting rules in deploy/ (SPEC §9): promtool's own unit tests of them, and the Prometheus
+ * The alerting rules in deploy/ (design §9): promtool's own unit tests of them, and the Prometheus
  * configuration docker-compose runs, which loads them. Without promtool on PATH the tests are
  * skipped on a developer machine and fail when {@code CI=true} (scripts/install-deps.sh installs it).
  */

@@ -7,7 +7,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 
-/** Quotes a SKU: price plus Stock's quantity, asked for within the deadline budget (SPEC §5). */
+/** Quotes a SKU: price plus Stock's quantity, asked for within the deadline budget (design §5). */
 @SpringBootApplication
 @ConfigurationPropertiesScan
 @GrpcClientBean(clazz = StockGrpc.StockFutureStub.class, client = @GrpcClient("stock"))

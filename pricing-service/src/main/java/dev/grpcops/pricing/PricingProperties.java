@@ -8,7 +8,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param priceCents the price of every SKU, in cents
  * @param retryStock whether a Stock call that failed with UNAVAILABLE is retried through the
  *     library's {@code Retry} (deadline floor, retry limiter, pushback; never under a Quote
- *     that arrived as a retry of Edge's). Off by default: SPEC §5 has Edge retry, Pricing pass errors on.
+ *     that arrived as a retry of Edge's). Off by default: design §5 has Edge retry, Pricing pass errors on.
  */
 @ConfigurationProperties("pricing")
 record PricingProperties(Long priceCents, Boolean retryStock) {

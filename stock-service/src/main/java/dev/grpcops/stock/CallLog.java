@@ -61,7 +61,7 @@ class CallLog {
      * Records a call that arrived with {@code deadline} (null: none).
      *
      * <p>A SKU that is not in the table (never called, or evicted) starts again at call 1. For a
-     * {@code flaky-} SKU that is what SPEC §5 asks: it "fails its first call", and after an
+     * {@code flaky-} SKU that is what design §5 asks: it "fails its first call", and after an
      * eviction the next call is the first this process knows of, so it fails again. Refusing to
      * record new SKUs instead (as before) let a flaky SKU's first call succeed once the table was full.
      *

@@ -4,7 +4,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 
-/** Reference inventory backend at the end of the chain (SPEC §5). */
+/** Reference inventory backend at the end of the chain (design §5). */
 @SpringBootApplication
 @ConfigurationPropertiesScan
 public class StockApplication {

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §4 and §5 end to end: the three jars as separate processes on loopback, called the way a
+ * design §4 and §5 end to end: the three jars as separate processes on loopback, called the way a
  * client in any language would, judged by what Stock recorded and what each service exported.
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)

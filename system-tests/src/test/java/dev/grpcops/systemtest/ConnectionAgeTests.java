@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** SPEC §6: a maximum connection age makes even a pinned channel behind an L4 balancer move on. */
+/** design §6: a maximum connection age makes even a pinned channel behind an L4 balancer move on. */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ConnectionAgeTests {
 

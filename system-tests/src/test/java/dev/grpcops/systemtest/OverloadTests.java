@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §9 with the jars as processes at their defaults (admission on): floods of Checkouts with no
+ * design §9 with the jars as processes at their defaults (admission on): floods of Checkouts with no
  * deadline beside a caller sending 20 Checkouts/s at a 1 s deadline. CI-sized (6 s of polite
  * traffic per scenario); the README's table comes from the full-size runs. Measured numbers are
  * printed and appended to target/overload-numbers.txt.

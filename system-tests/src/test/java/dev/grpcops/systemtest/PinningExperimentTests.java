@@ -27,7 +27,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** SPEC §6 with three whoami pods on loopback: where one channel's calls land, and why. */
+/** design §6 with three whoami pods on loopback: where one channel's calls land, and why. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class PinningExperimentTests {
 

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §10: restarts under steady load. Every replica drains before it stops (NOT_SERVING, wait,
+ * design §10: restarts under steady load. Every replica drains before it stops (NOT_SERVING, wait,
  * GOAWAY, finish calls in flight); health-checking round_robin clients move away in time.
  * Measured numbers are appended to target/restart-numbers.txt (quoted in the README).
  */

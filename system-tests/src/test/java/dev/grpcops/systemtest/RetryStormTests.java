@@ -29,9 +29,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §11 with the jars as processes: Stock down, two Edges under the same steady Checkouts of
+ * design §11 with the jars as processes: Stock down, two Edges under the same steady Checkouts of
  * 3 SKUs at a 1.5 s deadline, one with the retry governor (the default), one with it measured but
- * not enforced ({@code grpcops.retry.limiter.enabled=false}: the retry of SPEC §4 alone, as before).
+ * not enforced ({@code grpcops.retry.limiter.enabled=false}: the retry of design §4 alone, as before).
  * Then Stock back: once healthy traffic has refilled the bucket, a flaky SKU is retried again.
  * Measured numbers are printed and appended to target/retry-numbers.txt (quoted in the README).
  */

@@ -7,7 +7,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 import org.springframework.context.annotation.Bean;
 
-/** Answers which pod it is, and can be taken out of traffic without being killed (SPEC §5). */
+/** Answers which pod it is, and can be taken out of traffic without being killed (design §5). */
 @SpringBootApplication
 @ConfigurationPropertiesScan
 public class WhoAmIApplication {

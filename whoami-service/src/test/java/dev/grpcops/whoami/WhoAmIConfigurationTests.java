@@ -14,7 +14,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 
-/** The environment variables a container platform sets are honoured (SPEC §5, §7). */
+/** The environment variables a container platform sets are honoured (design §5, §7). */
 class WhoAmIConfigurationTests {
 
     @Test

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Admits every call through {@link Admission} before any later interceptor or handler runs
- * (SPEC §9): classifies it by {@code x-grpcops-caller} / {@code x-grpcops-criticality} (the peer's
+ * (design §9): classifies it by {@code x-grpcops-caller} / {@code x-grpcops-criticality} (the peer's
  * address when no caller is named), and starts it when it gets a seat, which may be later, from
  * another thread: until then nobody asks the transport for its request message. Exempt services
  * and methods (health, reflection, admin) pass straight through.

@@ -13,7 +13,7 @@ import java.util.Optional;
 
 /**
  * Sends the caller of the call being served, and the criticality admission granted it, with every
- * downstream call made while serving it (SPEC §9), like the deadline: the next hop queues and caps
+ * downstream call made while serving it (design §9), like the deadline: the next hop queues and caps
  * the end caller, not this service. Values the application set on a call itself are kept.
  */
 public final class CallerForwardingInterceptor implements ClientInterceptor {

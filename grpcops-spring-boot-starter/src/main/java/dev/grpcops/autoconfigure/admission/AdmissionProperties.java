@@ -14,7 +14,7 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Fair admission under overload (SPEC §9), under {@code grpcops.admission}. A level you set
+ * Fair admission under overload (design §9), under {@code grpcops.admission}. A level you set
  * replaces the default one of that name; fields you leave out take APF's defaults.
  */
 @ConfigurationProperties("grpcops.admission")

@@ -7,7 +7,7 @@ import dev.grpcops.InfrastructureServices;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Drain-before-stop (SPEC §10), under {@code grpcops.shutdown}. The grace for calls in flight is
+ * Drain-before-stop (design §10), under {@code grpcops.shutdown}. The grace for calls in flight is
  * net.devh's {@code grpc.server.shutdown-grace-period}.
  */
 @ConfigurationProperties("grpcops.shutdown")
