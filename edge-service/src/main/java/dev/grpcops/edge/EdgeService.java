@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.retry.Retry;
+import dev.grpcops.autoconfigure.tracing.CallTags;
 import dev.grpcops.chain.ChainInput;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
@@ -152,8 +153,18 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
                 return; // the caller has gone (cancelled, or its deadline passed): nobody to answer
             }
             CheckoutReply.Builder reply = CheckoutReply.newBuilder();
+            Map<String, Integer> unavailable = null;
             for (int from : answeredBy) {
-                reply.addLines(lines[from]);
+                Line line = lines[from];
+                reply.addLines(line);
+                if (!line.getAvailable()) {
+                    unavailable = unavailable == null ? new java.util.TreeMap<>() : unavailable;
+                    unavailable.merge(line.getReason(), 1, Integer::sum);
+                }
+            }
+            if (unavailable != null) {
+                String reasons = unavailable.toString();
+                served.run(() -> CallTags.tag("grpcops.lines.unavailable", reasons));
             }
             responses.onNext(reply.build());
             responses.onCompleted();

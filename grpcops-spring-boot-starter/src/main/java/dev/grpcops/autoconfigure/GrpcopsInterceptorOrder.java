@@ -10,10 +10,14 @@ import net.devh.boot.grpc.common.util.InterceptorOrder;
  */
 public final class GrpcopsInterceptorOrder {
 
+    /** Server: right inside net.devh's tracing interceptor, the served call's span goes into its gRPC context. */
+    public static final int TRACE_CONTEXT = InterceptorOrder.ORDER_TRACING_METRICS + 2;
     /** Server: gives every call its budget on arrival, before admission holds its wait to that budget. */
     public static final int BUDGET = InterceptorOrder.ORDER_TRACING_METRICS + 50;
     /** Server: admits every call before any later interceptor or handler runs. */
     public static final int ADMISSION = InterceptorOrder.ORDER_TRACING_METRICS + 100;
+    /** Server: once admitted, the budget, level and wait go onto the call's span (when traced). */
+    public static final int TRACE_TAGS = InterceptorOrder.ORDER_TRACING_METRICS + 110;
     /** Server: injects faults (off unless asked) inside admission, so a held answer keeps its seat. */
     public static final int FAULTS = InterceptorOrder.ORDER_TRACING_METRICS + 125;
     /** Server: counts the calls being served, for the drain. */
@@ -21,12 +25,16 @@ public final class GrpcopsInterceptorOrder {
     /** Server: checks the admin token, where net.devh puts authorization. */
     public static final int ADMIN_AUTHORIZATION = InterceptorOrder.ORDER_SECURITY_AUTHORISATION;
 
+    /** Client: outside net.devh's tracing interceptor, an attempt's span gets the served call's as parent. */
+    public static final int TRACE_PARENT = InterceptorOrder.ORDER_TRACING_METRICS - 10;
     /** Client: names the target of each attempt and marks extra attempts. */
     public static final int RETRY_ATTEMPTS = InterceptorOrder.ORDER_TRACING_METRICS + 50;
     /** Client: hands each downstream call remaining − reserve, or does not send it. */
     public static final int BUDGET_CLIENT = InterceptorOrder.ORDER_TRACING_METRICS + 60;
     /** Client: forwards the served call's caller and criticality. */
     public static final int CALLER_FORWARDING = InterceptorOrder.ORDER_TRACING_METRICS + 70;
+    /** Client: innermost, the deadline handed down and the attempt number go onto the attempt's span (when traced). */
+    public static final int TRACE_ATTEMPT_TAGS = InterceptorOrder.ORDER_TRACING_METRICS + 80;
 
     private GrpcopsInterceptorOrder() {
     }

@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.deadline;
 
+import dev.grpcops.autoconfigure.tracing.CallTags;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
 import io.micrometer.core.instrument.Counter;
@@ -60,6 +61,7 @@ final class MicrometerBudgetListener implements BudgetListener {
                 .description("Downstream calls not sent because the budget left was below min-downstream")
                 .tag("method", m)
                 .register(registry)).increment();
+        CallTags.tag("grpcops.budget.not_sent", method);
     }
 
     private Timer histogram(String name, String description, String method) {

@@ -10,25 +10,19 @@ import org.springframework.core.env.MapPropertySource;
  * One layer of gRPC metrics, bounded by what the service serves and calls: the interceptor
  * metrics ({@code grpc_server_processing_duration_seconds}, {@code grpc_server_requests_received_messages_total},
  * {@code grpc_server_responses_sent_messages_total} and their {@code grpc_client_*} twins) stay;
- * two more layers that net.devh switches on are off unless the application turns them on:
- * <ul>
- *   <li>gRFC A66 stream-tracer metrics ({@code grpc.metricsA66Enabled}): they tag every call with
- *       the method name the client sent, served or not, so a client calling made-up names creates
- *       ~80 series per name until a scrape runs the service out of memory;</li>
- *   <li>Micrometer observations of every call ({@code management.tracing.grpc.enabled}): a second
- *       timer per call and per downstream call, and tracing this suite does not export.</li>
- * </ul>
- * Measured on the chain: the two cost about a third of the CPU per Checkout (docs/performance.md).
+ * gRFC A66 stream-tracer metrics ({@code grpc.metricsA66Enabled}), which net.devh switches on, are
+ * off unless the application turns them on: they tag every call with the method name the client
+ * sent, served or not, so a client calling made-up names creates ~80 series per name until a
+ * scrape runs the service out of memory. (Micrometer's observations of every call are on only while
+ * traces are exported: see {@code TracingEnvironment}.)
  */
 public final class GrpcMetricsEnvironment implements EnvironmentPostProcessor {
 
     static final String A66 = "grpc.metricsA66Enabled";
-    static final String OBSERVATIONS = "management.tracing.grpc.enabled";
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
         // Added last: any setting of the application's own wins.
-        environment.getPropertySources().addLast(new MapPropertySource("grpcops-grpc-metrics",
-                Map.of(A66, "false", OBSERVATIONS, "false")));
+        environment.getPropertySources().addLast(new MapPropertySource("grpcops-grpc-metrics", Map.of(A66, "false")));
     }
 }

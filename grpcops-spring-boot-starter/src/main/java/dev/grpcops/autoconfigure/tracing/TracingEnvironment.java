@@ -1,0 +1,58 @@
+package dev.grpcops.autoconfigure.tracing;
+
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.env.EnvironmentPostProcessor;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * Tracing is on exactly while there is somewhere to send traces: Spring Boot's
+ * {@code management.otlp.tracing.endpoint}, or the OpenTelemetry SDK's standard variables
+ * ({@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}, {@code OTEL_EXPORTER_OTLP_ENDPOINT} + {@code /v1/traces},
+ * {@code OTEL_EXPORTER_OTLP_PROTOCOL}, {@code OTEL_TRACES_SAMPLER_ARG}), which are mapped to Boot's
+ * properties (Boot reads {@code OTEL_SERVICE_NAME} and {@code OTEL_RESOURCE_ATTRIBUTES} itself). Without one, {@code management.tracing.enabled} and
+ * Micrometer's gRPC observations ({@code management.tracing.grpc.enabled}) default to false: no
+ * span is made, no trace context is read or sent, and nothing is exported. With one, both default to
+ * true and spans are sampled by {@code management.tracing.sampling.probability} (Boot's 0.1). What the
+ * application sets itself always wins.
+ */
+public final class TracingEnvironment implements EnvironmentPostProcessor {
+
+    static final String ENDPOINT = "management.otlp.tracing.endpoint";
+    static final String TRACING = "management.tracing.enabled";
+    static final String GRPC_OBSERVATIONS = "management.tracing.grpc.enabled";
+
+    @Override
+    public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
+        Map<String, Object> defaults = new HashMap<>();
+        String endpoint = environment.getProperty(ENDPOINT);
+        if (blank(endpoint)) {
+            String traces = environment.getProperty("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+            String base = environment.getProperty("OTEL_EXPORTER_OTLP_ENDPOINT");
+            endpoint = !blank(traces) ? traces.trim() : blank(base) ? null : base.trim().replaceAll("/+$", "") + "/v1/traces";
+            if (endpoint != null) {
+                defaults.put(ENDPOINT, endpoint);
+            }
+        }
+        String protocol = environment.getProperty("OTEL_EXPORTER_OTLP_PROTOCOL");
+        if (protocol != null && protocol.trim().toLowerCase(Locale.ROOT).equals("grpc")) {
+            defaults.put("management.otlp.tracing.transport", "grpc");
+        }
+        String ratio = environment.getProperty("OTEL_TRACES_SAMPLER_ARG");
+        if (!blank(ratio)) {
+            defaults.put("management.tracing.sampling.probability", ratio.trim());
+        }
+        boolean exporting = !blank(endpoint);
+        defaults.put(TRACING, Boolean.toString(exporting));
+        defaults.put(GRPC_OBSERVATIONS, Boolean.toString(exporting));
+        // Added last: anything the application sets wins.
+        environment.getPropertySources().addLast(new MapPropertySource("grpcops-tracing", defaults));
+    }
+
+    private static boolean blank(String value) {
+        return value == null || value.isBlank();
+    }
+}

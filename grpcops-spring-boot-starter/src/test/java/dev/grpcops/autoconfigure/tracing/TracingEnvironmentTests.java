@@ -1,0 +1,56 @@
+package dev.grpcops.autoconfigure.tracing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringApplication;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
+
+/** Tracing is on exactly while there is an endpoint, Boot's or the OpenTelemetry SDK's variables. */
+class TracingEnvironmentTests {
+
+    private static StandardEnvironment environment(Map<String, Object> given) {
+        StandardEnvironment environment = new StandardEnvironment();
+        environment.getPropertySources().addFirst(new MapPropertySource("given", given));
+        new TracingEnvironment().postProcessEnvironment(environment, new SpringApplication());
+        return environment;
+    }
+
+    @Test
+    void withoutAnEndpointNothingIsTraced() {
+        StandardEnvironment environment = environment(Map.of());
+        assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("false");
+        assertThat(environment.getProperty("management.tracing.grpc.enabled")).isEqualTo("false");
+        assertThat(environment.getProperty("management.otlp.tracing.endpoint")).isNull();
+    }
+
+    @Test
+    void bootsOwnEndpointSwitchesTracingOn() {
+        StandardEnvironment environment = environment(Map.of("management.otlp.tracing.endpoint", "http://collector:4318/v1/traces"));
+        assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("true");
+        assertThat(environment.getProperty("management.tracing.grpc.enabled")).isEqualTo("true");
+    }
+
+    @Test
+    void theSdksVariablesAreMapped() {
+        StandardEnvironment environment = environment(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/",
+                "OTEL_TRACES_SAMPLER_ARG", "0.25"));
+        assertThat(environment.getProperty("management.otlp.tracing.endpoint")).isEqualTo("http://collector:4318/v1/traces");
+        assertThat(environment.getProperty("management.tracing.sampling.probability")).isEqualTo("0.25");
+        assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("true");
+
+        StandardEnvironment traces = environment(Map.of("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://x:4318/v1/traces",
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "http://y:4318", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"));
+        assertThat(traces.getProperty("management.otlp.tracing.endpoint")).isEqualTo("http://x:4318/v1/traces");
+        assertThat(traces.getProperty("management.otlp.tracing.transport")).isEqualTo("grpc");
+    }
+
+    @Test
+    void whatTheApplicationSetsWins() {
+        StandardEnvironment environment = environment(Map.of("management.otlp.tracing.endpoint", "http://c:4318/v1/traces",
+                "management.tracing.enabled", "false"));
+        assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("false");
+    }
+}

@@ -1,0 +1,230 @@
+package dev.grpcops.systemtest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.CheckoutReply;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.chain.v1.Line;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.proto.chain.v1.SkuStats;
+import dev.grpcops.proto.chain.v1.StatsRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.systemtest.OtlpReceiver.ReceivedSpan;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.opentelemetry.proto.trace.v1.Span.SpanKind;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Traces as an operator gets them: the three jars export real OTLP/HTTP into a receiver in this
+ * test. One Checkout is one trace, Edge → Pricing → Stock parented hop by hop, each hop's span
+ * carrying the budget it arrived with and each attempt's the deadline it was handed, equal to what
+ * Stock recorded. Without an endpoint nothing is traced: no span, no trace context sent downstream.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class TracingTests {
+
+    private static final String[] TRACED = {"--management.tracing.sampling.probability=1.0",
+        "--management.tracing.opentelemetry.export.schedule-delay=100ms"};
+
+    private static String[] traced(OtlpReceiver receiver, String... more) {
+        String[] args = new String[TRACED.length + 1 + more.length];
+        args[0] = "--management.otlp.tracing.endpoint=" + receiver.endpoint();
+        System.arraycopy(TRACED, 0, args, 1, TRACED.length);
+        System.arraycopy(more, 0, args, 1 + TRACED.length, more.length);
+        return args;
+    }
+
+    @Test
+    void oneCheckoutIsOneTraceWithTheBudgetAtEveryHop() throws Exception {
+        try (OtlpReceiver receiver = new OtlpReceiver(0);
+                ServiceProcess stock = ServiceProcess.start("stock-service", "stock-traced", "127.0.0.1", Map.of(),
+                        traced(receiver))) {
+            stock.awaitServing(Duration.ofSeconds(90));
+            try (ServiceProcess pricing = ServiceProcess.start("pricing-service", "pricing-traced", "127.0.0.1", Map.of(),
+                    traced(receiver, "--grpc.client.stock.address=static://" + stock.target()))) {
+                pricing.awaitServing(Duration.ofSeconds(90));
+                try (ServiceProcess edge = ServiceProcess.start("edge-service", "edge-traced", "127.0.0.1", Map.of(),
+                        traced(receiver, "--grpc.client.pricing.address=static://" + pricing.target()))) {
+                    edge.awaitServing(Duration.ofSeconds(90));
+                    checkoutAndFollowIt(receiver, stock, edge);
+                    whatWasNotSentOrNotAnsweredIsOnTheSpans(receiver, pricing, edge);
+                }
+            }
+        }
+    }
+
+    private static void checkoutAndFollowIt(OtlpReceiver receiver, ServiceProcess stock, ServiceProcess edge)
+            throws Exception {
+        ManagedChannel toEdge = edge.channel();
+        ManagedChannel toStock = stock.channel();
+        try {
+            // The first calls pay for connections and class loading; the counted one comes after.
+            EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("warm").build());
+            String sku = "traced-" + System.nanoTime();
+            CheckoutReply reply = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus(sku).build());
+            assertThat(reply.getLinesList()).extracting(Line::getAvailable).containsOnly(true);
+            SkuStats recorded = StockGrpc.newBlockingStub(toStock).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .stats(StatsRequest.newBuilder().setSku(sku).build()).getSkus(0);
+
+            // Stock's span of this Check, then the trace it belongs to.
+            await("the trace of the Checkout").atMost(Duration.ofSeconds(30)).until(() ->
+                    trace(receiver).stream().filter(span -> span.service().equals("edge-service")
+                            && span.kind() == SpanKind.SPAN_KIND_SERVER).count() == 1
+                            && trace(receiver).size() >= 5);
+            List<ReceivedSpan> trace = trace(receiver);
+            ReceivedSpan edgeServed = one(trace, "edge-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Edge/Checkout");
+            ReceivedSpan edgeAttempt = one(trace, "edge-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Pricing/Quote");
+            ReceivedSpan pricingServed = one(trace, "pricing-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
+            ReceivedSpan pricingAttempt = one(trace, "pricing-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
+            ReceivedSpan stockServed = one(trace, "stock-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check");
+
+            assertThat(edgeServed.parentSpanId()).as("the test's call is not traced: Edge starts the trace").isEmpty();
+            assertThat(edgeAttempt.parentSpanId()).isEqualTo(edgeServed.spanId());
+            assertThat(pricingServed.parentSpanId()).isEqualTo(edgeAttempt.spanId());
+            assertThat(pricingAttempt.parentSpanId()).isEqualTo(pricingServed.spanId());
+            assertThat(stockServed.parentSpanId()).isEqualTo(pricingAttempt.spanId());
+
+            // The budget at every hop: 1.5 s in, 1.3 s handed to Pricing, 1.1 s to Stock.
+            assertThat(ms(edgeServed, "grpcops.budget.remaining_ms")).isCloseTo(1500, within(100.0));
+            assertThat(edgeServed.attribute("grpcops.budget.reserve_ms")).isEqualTo("200.0");
+            assertThat(edgeServed.attribute("grpcops.admission.level")).isEqualTo("default");
+            assertThat(ms(edgeAttempt, "grpcops.deadline_ms")).isCloseTo(1300, within(100.0));
+            assertThat(edgeAttempt.attribute("grpcops.attempt")).isEqualTo("0");
+            assertThat(ms(pricingServed, "grpcops.budget.remaining_ms")).isCloseTo(ms(edgeAttempt, "grpcops.deadline_ms"),
+                    within(50.0));
+            assertThat(ms(pricingAttempt, "grpcops.deadline_ms")).isCloseTo(ms(pricingServed, "grpcops.budget.remaining_ms") - 200,
+                    within(50.0));
+            double stockRecordedMs = recorded.getReceivedDeadlineS(0) * 1000;
+            assertThat(ms(stockServed, "grpcops.budget.remaining_ms")).as("what Stock recorded: %.1f ms", stockRecordedMs)
+                    .isCloseTo(stockRecordedMs, within(25.0));
+            assertThat(ms(pricingAttempt, "grpcops.deadline_ms")).isCloseTo(stockRecordedMs, within(50.0));
+        } finally {
+            toEdge.shutdownNow();
+            toStock.shutdownNow();
+        }
+    }
+
+    /** A line answered unavailable, and a call the budget could not cover, say so on their hop's span. */
+    private static void whatWasNotSentOrNotAnsweredIsOnTheSpans(OtlpReceiver receiver, ServiceProcess pricing,
+            ServiceProcess edge) {
+        ManagedChannel toEdge = edge.channel();
+        ManagedChannel toPricing = pricing.channel();
+        try {
+            EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(1000, TimeUnit.MILLISECONDS).checkout(CheckoutRequest
+                    .newBuilder().addSkus("quick").addSkus("slow").addSlowSkus("slow").build());
+            io.grpc.StatusRuntimeException refused = org.assertj.core.api.Assertions.catchThrowableOfType(
+                    io.grpc.StatusRuntimeException.class, () -> PricingGrpc.newBlockingStub(toPricing)
+                            .withDeadlineAfter(450, TimeUnit.MILLISECONDS)
+                            .quote(QuoteRequest.newBuilder().setSku("too-late").build()));
+            assertThat(refused.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED);
+
+            await("the spans that say so").atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                assertThat(receiver.spans).anySatisfy(span -> {
+                    assertThat(span.service()).isEqualTo("edge-service");
+                    assertThat(span.attribute("grpcops.lines.unavailable")).isEqualTo("{DEADLINE_EXCEEDED=1}");
+                });
+                assertThat(receiver.spans).anySatisfy(span -> {
+                    assertThat(span.service()).isEqualTo("pricing-service");
+                    assertThat(span.kind()).isEqualTo(SpanKind.SPAN_KIND_SERVER);
+                    assertThat(span.attribute("grpcops.budget.not_sent")).isEqualTo("chain.v1.Stock/Check");
+                });
+            });
+        } finally {
+            toEdge.shutdownNow();
+            toPricing.shutdownNow();
+        }
+    }
+
+    /** Without an endpoint there is no tracing at all: Pricing sends no trace context to its Stock. */
+    @Test
+    void withoutAnEndpointNothingIsTracedOrSent() throws Exception {
+        List<Metadata> received = new CopyOnWriteArrayList<>();
+        Server fakeStock = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addService(ServerInterceptors.intercept(new StockGrpc.StockImplBase() {
+                    @Override
+                    public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                        responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(1).build());
+                        responses.onCompleted();
+                    }
+                }, new ServerInterceptor() {
+                    @Override
+                    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
+                            Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+                        received.add(headers);
+                        return next.startCall(call, headers);
+                    }
+                })).build().start();
+        Metadata.Key<String> traceparent = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
+        try (OtlpReceiver receiver = new OtlpReceiver(0)) {
+            for (boolean tracing : new boolean[] {false, true}) {
+                received.clear();
+                String stockAddress = "--grpc.client.stock.address=static://127.0.0.1:" + fakeStock.getPort();
+                try (ServiceProcess pricing = ServiceProcess.start("pricing-service", "pricing-" + (tracing ? "on" : "off"),
+                        "127.0.0.1", Map.of(), tracing ? traced(receiver, stockAddress) : new String[] {stockAddress})) {
+                    pricing.awaitServing(Duration.ofSeconds(90));
+                    ManagedChannel channel = pricing.channel();
+                    try {
+                        PricingGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                                .quote(QuoteRequest.newBuilder().setSku("untraced").build());
+                    } finally {
+                        channel.shutdownNow();
+                    }
+                    assertThat(received).hasSize(1);
+                    assertThat(received.get(0).containsKey(traceparent)).as("trace context sent, tracing " + tracing)
+                            .isEqualTo(tracing);
+                }
+            }
+        } finally {
+            fakeStock.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Every span of the trace of the Checkout made with a 1.5 s deadline. */
+    private static List<ReceivedSpan> trace(OtlpReceiver receiver) {
+        // The traced Checkout is the only one whose Edge span is a root with a 1.5 s budget.
+        return receiver.spans.stream().filter(span -> span.service().equals("edge-service")
+                        && span.kind() == SpanKind.SPAN_KIND_SERVER && span.parentSpanId().isEmpty()
+                        && span.attribute("grpcops.budget.remaining_ms") != null
+                        && Double.parseDouble(span.attribute("grpcops.budget.remaining_ms")) < 5000)
+                .map(ReceivedSpan::traceId).findFirst()
+                .map(traceId -> receiver.spans.stream().filter(span -> span.traceId().equals(traceId)).toList())
+                .orElse(List.of());
+    }
+
+    private static ReceivedSpan one(List<ReceivedSpan> trace, String service, SpanKind kind, String name) {
+        List<ReceivedSpan> found = trace.stream()
+                .filter(span -> span.service().equals(service) && span.kind() == kind && span.name().equals(name))
+                .toList();
+        assertThat(found).as("%s %s %s in %s", service, kind, name, trace).hasSize(1);
+        return found.get(0);
+    }
+
+    private static double ms(ReceivedSpan span, String attribute) {
+        String value = span.attribute(attribute);
+        assertThat(value).as("%s of %s", attribute, span).isNotNull();
+        return Double.parseDouble(value);
+    }
+}
