@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 /** The operator CLI: see with your own eyes where calls land, and take a pod out of traffic. */
 @Command(name = "grpcops", mixinStandardHelpOptions = true, version = "grpcops 0.1.0",
         description = "Operate grpcops services: where calls land, draining, health, load.",
-        subcommands = {SpreadCommand.class, DrainCommand.class, ResumeCommand.class, FaultCommand.class, WatchCommand.class,
+        subcommands = {CallCommand.class, SpreadCommand.class, DrainCommand.class, ResumeCommand.class, FaultCommand.class, WatchCommand.class,
             ProbeCommand.class, LoadCommand.class, CommandLine.HelpCommand.class})
 public final class GrpcOpsCli {
 

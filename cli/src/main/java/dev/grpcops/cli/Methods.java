@@ -6,12 +6,13 @@ import com.google.protobuf.util.JsonFormat;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.proto.fault.v1.FaultsGrpc;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import io.grpc.MethodDescriptor;
 import java.util.List;
 import java.util.stream.Collectors;
 
-/** The suite's unary methods that {@code grpcops load} can call, by full or short name. */
+/** The unary methods that {@code grpcops load} and {@code grpcops call} can call, by full or short name. */
 final class Methods {
 
     /** One callable method: its descriptor, and the empty request that JSON is parsed onto. */
@@ -41,7 +42,8 @@ final class Methods {
             method(PricingGrpc.getQuoteMethod()),
             method(StockGrpc.getCheckMethod()),
             method(StockGrpc.getStatsMethod()),
-            method(WhoAmIGrpc.getWhoMethod()));
+            method(WhoAmIGrpc.getWhoMethod()),
+            method(FaultsGrpc.getGetMethod()));
 
     private Methods() {
     }

@@ -12,7 +12,7 @@ class CliUsageTests {
 
     @Test
     void everyCommandHasHelp() {
-        for (String command : new String[] {"spread", "drain", "resume", "fault", "watch", "probe"}) {
+        for (String command : new String[] {"call", "spread", "drain", "resume", "fault", "watch", "probe"}) {
             Run help = run(command, "--help");
             assertThat(help.exit()).as(command).isZero();
             assertThat(help.out()).contains("Usage: grpcops " + command);

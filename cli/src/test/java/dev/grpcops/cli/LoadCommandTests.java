@@ -269,7 +269,8 @@ class LoadCommandTests {
         assertThat(Methods.find("chain.v1.Pricing/Quote").shortName()).isEqualTo("Quote");
         assertThat(Methods.find("/chain.v1.Stock/Stats").fullName()).isEqualTo("chain.v1.Stock/Stats");
         assertThat(Methods.find("Who").fullName()).isEqualTo("grpcops.v1.WhoAmI/Who");
-        assertThat(Methods.ALL).hasSize(5);
+        assertThat(Methods.find("grpcops.v1.Faults/Get").shortName()).isEqualTo("Get");
+        assertThat(Methods.ALL).hasSize(6);
     }
 
     /**

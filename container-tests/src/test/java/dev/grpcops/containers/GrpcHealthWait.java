@@ -2,7 +2,7 @@ package dev.grpcops.containers;
 
 import static org.awaitility.Awaitility.await;
 
-import dev.grpcops.lifecycle.HealthProbe;
+import dev.grpcops.cli.HealthProbe;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.core.ConditionTimeoutException;

@@ -3,7 +3,7 @@ package dev.grpcops.containers;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.admin.AdminCredentials;
-import dev.grpcops.lifecycle.HealthProbe;
+import dev.grpcops.cli.HealthProbe;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import io.fabric8.kubernetes.api.model.GRPCAction;

@@ -1,2 +1,0 @@
-/** The health probe the service images run as their container healthcheck. */
-package dev.grpcops.lifecycle;
