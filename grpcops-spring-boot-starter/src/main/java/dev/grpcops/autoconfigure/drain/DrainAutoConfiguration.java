@@ -6,6 +6,7 @@ import dev.grpcops.drain.DrainBeforeStop;
 import dev.grpcops.drain.InFlightCalls;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.HashSet;
 import net.devh.boot.grpc.server.config.GrpcServerProperties;
@@ -36,8 +37,8 @@ public class DrainAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(HealthStatusManager.class)
-    ServingStatusPublisher servingStatusPublisher(HealthStatusManager health) {
-        return new ServingStatusPublisher(health);
+    ServingStatusPublisher servingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry) {
+        return new ServingStatusPublisher(health, registry);
     }
 
     @Bean

@@ -4,25 +4,37 @@ import dev.grpcops.InfrastructureServices;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
+import java.util.stream.Stream;
 import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.event.EventListener;
 
 /**
  * Once the server listens, reports every service it serves as {@code SERVING} under its own
  * name in the standard health service, beside {@code ""} (the process). Kubernetes readiness
- * probes and client-side health checking ask for these names; liveness asks for {@code ""}.
+ * probes and client-side health checking ask for these names; liveness asks for {@code ""}. With a
+ * meter registry, {@code grpc_health_serving{service}} shows each name's status (1 SERVING, 0 not),
+ * read from the health service when scraped: a drained or draining replica shows 0.
  */
 final class ServingStatusPublisher {
 
     private static final Logger log = LoggerFactory.getLogger(ServingStatusPublisher.class);
 
     private final HealthStatusManager health;
+    private final ObjectProvider<MeterRegistry> registry;
 
-    ServingStatusPublisher(HealthStatusManager health) {
+    ServingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry) {
         this.health = health;
+        this.registry = registry;
     }
 
     @EventListener
@@ -34,5 +46,35 @@ final class ServingStatusPublisher {
                 .toList();
         published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
         log.info("health: SERVING for \"\" and {}", published);
+        registry.ifAvailable(meters -> {
+            for (String name : Stream.concat(Stream.of(""), published.stream()).toList()) {
+                Gauge.builder("grpc.health.serving", () -> serving(name) ? 1 : 0)
+                        .description("Whether the health service says SERVING for this name (1) or not (0)")
+                        .tag("service", name).register(meters);
+            }
+        });
+    }
+
+    /** What a health Check of {@code name} answers now, asked of the health service in process. */
+    private boolean serving(String name) {
+        boolean[] serving = {false};
+        ((HealthGrpc.HealthImplBase) health.getHealthService()).check(
+                HealthCheckRequest.newBuilder().setService(name).build(),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(HealthCheckResponse response) {
+                        serving[0] = response.getStatus() == ServingStatus.SERVING;
+                    }
+
+                    @Override
+                    public void onError(Throwable notFound) {
+                        // an unknown name is not serving
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+        return serving[0];
     }
 }

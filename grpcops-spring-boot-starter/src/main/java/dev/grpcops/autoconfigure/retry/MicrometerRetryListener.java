@@ -43,9 +43,14 @@ final class MicrometerRetryListener implements RetryListener {
 
     @Override
     public void hedgeable(String target) {
-        hedgeable.computeIfAbsent(target, t -> Counter.builder("grpc.hedgeable.calls")
-                .description("Calls per downstream target that may be hedged: what the share of hedges is of")
-                .tag("target", t).register(registry)).increment();
+        Counter calls = hedgeable.get(target);
+        if (calls == null) {
+            calls = hedgeable.computeIfAbsent(target, t -> Counter.builder("grpc.hedgeable.calls")
+                    .description("Calls per downstream target that may be hedged: what the share of hedges is of")
+                    .tag("target", t).register(registry));
+            hedges.computeIfAbsent(target, this::hedgeCounters); // at 0 from the first call: dashboards see the series
+        }
+        calls.increment();
     }
 
     @Override

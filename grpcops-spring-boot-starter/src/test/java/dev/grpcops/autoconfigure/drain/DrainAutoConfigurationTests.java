@@ -4,11 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.drain.DrainBeforeStop;
 import dev.grpcops.drain.InFlightCalls;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import net.devh.boot.grpc.server.config.GrpcServerProperties;
+import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -50,6 +56,73 @@ class DrainAutoConfigurationTests {
         runner.withBean(SimpleMeterRegistry.class, () -> registry)
                 .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class)).run(context ->
                 assertThat(registry.get("grpc.server.calls.in.flight").gauge().value()).isZero());
+    }
+
+    @Test
+    void servingStatusOfEveryServedNameIsAGaugeThatFollowsTheHealthService() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        runner.withBean(SimpleMeterRegistry.class, () -> registry)
+                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class)).run(context -> {
+                    context.publishEvent(new GrpcServerStartedEvent(context, serving("demo.v1.Demo"), "127.0.0.1", 1));
+                    HealthStatusManager health = context.getBean(HealthStatusManager.class);
+
+                    assertThat(registry.get("grpc.health.serving").tag("service", "demo.v1.Demo").gauge().value())
+                            .isEqualTo(1);
+                    assertThat(registry.get("grpc.health.serving").tag("service", "").gauge().value()).isEqualTo(1);
+
+                    health.setStatus("demo.v1.Demo", ServingStatus.NOT_SERVING);
+                    assertThat(registry.get("grpc.health.serving").tag("service", "demo.v1.Demo").gauge().value())
+                            .isZero();
+                    assertThat(registry.find("grpc.health.serving").tag("service", "grpc.health.v1.Health").gauge())
+                            .as("infrastructure services are not reported").isNull();
+                });
+    }
+
+    /** A server that reports the given services plus the infrastructure ones, as the real one does. */
+    private static Server serving(String service) {
+        List<ServerServiceDefinition> services = List.of(
+                ServerServiceDefinition.builder(service).build(),
+                ServerServiceDefinition.builder("grpc.health.v1.Health").build());
+        return new Server() {
+            @Override
+            public Server start() {
+                return this;
+            }
+
+            @Override
+            public List<ServerServiceDefinition> getServices() {
+                return services;
+            }
+
+            @Override
+            public Server shutdown() {
+                return this;
+            }
+
+            @Override
+            public Server shutdownNow() {
+                return this;
+            }
+
+            @Override
+            public boolean isShutdown() {
+                return false;
+            }
+
+            @Override
+            public boolean isTerminated() {
+                return false;
+            }
+
+            @Override
+            public boolean awaitTermination(long timeout, TimeUnit unit) {
+                return true;
+            }
+
+            @Override
+            public void awaitTermination() {
+            }
+        };
     }
 
     @Test
