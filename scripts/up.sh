@@ -165,14 +165,14 @@ check_ports
 
 # ---------------------------------------------------------------- jars
 
-# Every jar a Dockerfile of docker-compose.yml copies from target/.
+# The jars the images are built from (deploy/Dockerfile: a service's and the CLI's; cli/Dockerfile).
+JAR_MODULES="stock-service pricing-service edge-service whoami-service cli"
 missing_jar() {
-  local ctx jar
-  for ctx in $(awk '$1 == "context:" { print $2 }' docker-compose.yml); do
-    [ -f "$ctx/Dockerfile" ] || continue
-    for jar in $(awk '$1 == "COPY" && $2 ~ /^target\/.*\.jar$/ { print $2 }' "$ctx/Dockerfile"); do
-      if [ ! -f "$ctx/$jar" ]; then echo "$ctx/$jar"; return 0; fi
-    done
+  local module jar
+  for module in $JAR_MODULES; do
+    jar="$module/target/$module.jar"
+    [ "$module" = cli ] && jar=cli/target/grpcops-cli.jar
+    if [ ! -f "$jar" ]; then echo "$jar"; return 0; fi
   done
   return 1
 }
@@ -191,9 +191,9 @@ if $build_jars; then
         "(Debian/Ubuntu: apt-get install openjdk-17-jdk-headless maven; macOS: brew install openjdk@17 maven)"
   fi
   t=$(now)
-  # Only the modules docker-compose.yml builds images from (its build contexts) and what they
-  # need; tests are not compiled: a test that does not compile elsewhere must not stop the suite.
-  modules=$(awk '$1 == "context:" { printf "%s%s", sep, $2; sep = "," }' docker-compose.yml)
+  # Only the modules the images are built from and what they need; tests are not compiled: a test
+  # that does not compile elsewhere must not stop the suite.
+  modules=${JAR_MODULES// /,}
   log "mvn -B -q -ntp package -Dmaven.test.skip=true -pl $modules -am (log: logs/mvn.log)"
   if ! mvn -B -q -ntp package -Dmaven.test.skip=true -pl "$modules" -am >logs/mvn.log 2>&1; then
     tail -n 30 logs/mvn.log >&2
@@ -382,13 +382,14 @@ project=$(docker inspect -f '{{index .Config.Labels "com.docker.compose.project"
 cat <<TXT
 grpcops is up ($compose_cmd project "$project", $(( $(now) - started )) s):
   Edge        127.0.0.1:50063   gRPC chain.v1.Edge/Checkout
-  Pricing     127.0.0.1:50062   gRPC chain.v1.Pricing/Quote
-  Stock       127.0.0.1:50061   gRPC chain.v1.Stock/Stats
+  Pricing     127.0.0.1:50062   gRPC chain.v1.Pricing/Quote (pricing-1 of two)
+  Stock       127.0.0.1:50061   gRPC chain.v1.Stock/Stats (stock-1; three replicas as dns:///stock:50061 inside the network)
   WhoAmI      127.0.0.1:50051   gRPC grpcops.v1.WhoAmI (whoami-1; all three as dns:///whoami:50051 inside the network)
   Prometheus  http://127.0.0.1:9090   (scrape targets: http://127.0.0.1:9090/targets)
 Try:
-  grpcurl -plaintext -max-time 1 -d '{"skus":["a","b"]}' 127.0.0.1:50063 chain.v1.Edge/Checkout
-  java -jar cli/target/grpcops-cli.jar probe 127.0.0.1:50063 --service chain.v1.Edge
+  java -jar cli/target/grpcops-cli.jar call 127.0.0.1:50063 Checkout '{"skus":["a","b","c"]}' --deadline 1s
+  java -jar cli/target/grpcops-cli.jar load 127.0.0.1:50063 --method Checkout --data '{"skus":["a","b","c"]}' --rate 300 --duration 15s --deadline 1s
+  GRPCOPS_ADMIN_TOKEN=... java -jar cli/target/grpcops-cli.jar fault 127.0.0.1:50061 --stall 200ms/1s   (stock-1; --clear to undo)
   $compose_cmd run --rm client spread dns:///whoami:50051 --config rr
 Stop:
   scripts/up.sh --down      (or: $compose_cmd down)

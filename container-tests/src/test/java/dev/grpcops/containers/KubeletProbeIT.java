@@ -1,6 +1,7 @@
 package dev.grpcops.containers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.cli.HealthProbe;
@@ -22,7 +23,7 @@ import org.testcontainers.containers.Network;
 /**
  * The probes of k8s/base/whoami.yaml, made the way kubelet makes them, against the real image:
  * draining fails readiness and leaves liveness passing, so the pod leaves the Service and is not
- * restarted.
+ * restarted. The image's own HEALTHCHECK (what Compose waits for) follows the same state.
  */
 class KubeletProbeIT {
 
@@ -44,6 +45,8 @@ class KubeletProbeIT {
             pod.start();
             assertThat(probe(pod, readiness).serving()).as("readiness before the drain").isTrue();
             assertThat(probe(pod, liveness).serving()).as("liveness before the drain").isTrue();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(dockerHealth(pod)).as("the image's HEALTHCHECK, as Compose sees it").isEqualTo("healthy"));
 
             drain(pod, readiness.getPort());
 
@@ -51,9 +54,16 @@ class KubeletProbeIT {
             assertThat(ready.serving()).as("readiness after the drain").isFalse();
             assertThat(ready.message()).isEqualTo("NOT_SERVING");
             assertThat(probe(pod, liveness).serving()).as("liveness after the drain: no restart").isTrue();
+            // Three failed checks 5 s apart; clients have left it already (their health checks see NOT_SERVING).
+            await().atMost(Duration.ofSeconds(40)).untilAsserted(() ->
+                    assertThat(dockerHealth(pod)).as("the image's HEALTHCHECK after the drain").isEqualTo("unhealthy"));
         } finally {
             ServiceContainers.removeAll(network, pod);
         }
+    }
+
+    private static String dockerHealth(GenericContainer<?> pod) {
+        return pod.getCurrentContainerInfo().getState().getHealth().getStatus();
     }
 
     /** kubelet's grpc probe: Check(service) on the probe's port, within timeoutSeconds (default 1 s). */

@@ -1,6 +1,5 @@
 package dev.grpcops.containers;
 
-import com.github.dockerjava.api.model.HealthCheck;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.nio.file.Path;
@@ -11,7 +10,7 @@ import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.images.builder.ImageFromDockerfile;
 
-/** Containers of the services, from images built with the project's own Dockerfiles. */
+/** Containers of the services, from images built with the project's own Dockerfile (deploy/Dockerfile). */
 final class ServiceContainers {
 
     /** The admin token every service container gets. */
@@ -22,26 +21,39 @@ final class ServiceContainers {
     private ServiceContainers() {
     }
 
-    /** The image of {@code module}, built once per test run from {@code <module>/Dockerfile}. */
+    /** The gRPC and management ports each service's image is built with, as docker-compose.yml builds it. */
+    private static final Map<String, List<String>> BUILT_WITH = Map.of(
+            "stock-service", List.of("50061", "9061"),
+            "pricing-service", List.of("50062", "9062"),
+            "edge-service", List.of("50063", "9063"),
+            "whoami-service", List.of("50051", "9051"));
+
+    /** The image of {@code module}, built once per test run from deploy/Dockerfile. */
     static ImageFromDockerfile image(String module) {
         return IMAGES.computeIfAbsent(module, m -> {
-            Path dir = Docker.ROOT.resolve(m);
-            Path jar = dir.resolve("target/" + m + ".jar");
-            if (!jar.toFile().isFile()) {
-                throw new IllegalStateException(jar + " is missing: mvn verify builds it before these tests");
+            Path jar = Docker.ROOT.resolve(m + "/target/" + m + ".jar");
+            Path cli = Docker.ROOT.resolve("cli/target/grpcops-cli.jar");
+            for (Path needed : List.of(jar, cli)) {
+                if (!needed.toFile().isFile()) {
+                    throw new IllegalStateException(needed + " is missing: mvn verify builds it before these tests");
+                }
             }
             // Kept after the run (same tag each time), so Docker's layer cache makes the next build quick.
             return new ImageFromDockerfile("grpcops/" + m + ":it", false)
-                    .withFileFromPath("Dockerfile", dir.resolve("Dockerfile"))
-                    .withFileFromPath("target/" + m + ".jar", jar)
-                    .withBuildArg("BASE_IMAGE", Docker.baseImage());
+                    .withFileFromPath("deploy/Dockerfile", Docker.ROOT.resolve("deploy/Dockerfile"))
+                    .withDockerfilePath("deploy/Dockerfile")
+                    .withFileFromPath(m + "/target/" + m + ".jar", jar)
+                    .withFileFromPath("cli/target/grpcops-cli.jar", cli)
+                    .withBuildArg("BASE_IMAGE", Docker.baseImage())
+                    .withBuildArg("SERVICE", m)
+                    .withBuildArg("PORT", BUILT_WITH.get(m).get(0))
+                    .withBuildArg("MANAGEMENT_PORT", BUILT_WITH.get(m).get(1));
         });
     }
 
     /**
      * A container of {@code module} on {@code network}, ready once a gRPC health Check of
-     * {@code healthName} from the test says SERVING. The image's HEALTHCHECK (a JVM per probe) is
-     * switched off here, where several containers start at once on a small machine; ComposeIT runs it.
+     * {@code healthName} from the test says SERVING; the image's HEALTHCHECK runs as in Compose.
      */
     static GenericContainer<?> service(String module, Network network, String alias, int grpcPort, String healthName) {
         return new GenericContainer<>(image(module))
@@ -49,7 +61,6 @@ final class ServiceContainers {
                 .withNetworkAliases(alias)
                 .withExposedPorts(grpcPort)
                 .withEnv("GRPCOPS_ADMIN_TOKEN", ADMIN_TOKEN)
-                .withCreateContainerCmdModifier(cmd -> cmd.withHealthcheck(new HealthCheck().withTest(List.of("NONE"))))
                 .waitingFor(new GrpcHealthWait(grpcPort, healthName));
     }
 

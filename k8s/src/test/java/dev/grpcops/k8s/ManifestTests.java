@@ -192,16 +192,19 @@ class ManifestTests {
     }
 
     @Test
-    void imagesAreTheOnesTheDockerfilesAndComposeBuild() {
+    void imagesAreTheOnesComposeBuilds() {
         String compose = Manifests.read(Manifests.ROOT.resolve("docker-compose.yml"));
         for (Deployment deployment : of(Manifests.render("base"), Deployment.class)) {
             String image = container(deployment).getImage();
             String name = image.substring(0, image.lastIndexOf(':'));
             String module = name.substring("grpcops/".length());
             assertThat(name).startsWith("grpcops/");
-            assertThat(Files.isRegularFile(Manifests.ROOT.resolve(module + "/Dockerfile"))).as(module + "/Dockerfile")
-                    .isTrue();
+            assertThat(Files.isRegularFile(Manifests.ROOT.resolve(module + "/target/" + module + ".jar"))
+                    || Files.isDirectory(Manifests.ROOT.resolve(module))).as(module + " is a module of the build").isTrue();
             assertThat(compose).as("docker-compose.yml builds " + image).contains("image: " + image);
+            if (!module.equals("cli")) {
+                assertThat(compose).as("deploy/Dockerfile builds " + image).contains("SERVICE: " + module);
+            }
         }
     }
 
@@ -391,5 +394,43 @@ class ManifestTests {
     private static String env(Deployment deployment, String name) {
         return container(deployment).getEnv().stream().filter(e -> e.getName().equals(name)).findFirst()
                 .map(EnvVar::getValue).orElseThrow(() -> new AssertionError(name + " not set"));
+    }
+
+    /** The containers of the Compose suite get the limits their pods get: memory and CPU, equal. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void composeLimitsAreThePodsLimits() {
+        Map<String, Object> compose = new org.yaml.snakeyaml.Yaml().load(Manifests.read(Manifests.ROOT.resolve("docker-compose.yml")));
+        Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
+        for (Deployment deployment : of(Manifests.render("base"), Deployment.class)) {
+            Container container = container(deployment);
+            String image = container.getImage();
+            if (!image.startsWith("grpcops/") || image.startsWith("grpcops/cli")) {
+                continue;
+            }
+            Map<String, io.fabric8.kubernetes.api.model.Quantity> limits = container.getResources().getLimits();
+            List<Map<String, Object>> replicas = services.values().stream()
+                    .filter(service -> image.equals(service.get("image"))).toList();
+            assertThat(replicas).as("Compose runs " + image).isNotEmpty();
+            for (Map<String, Object> service : replicas) {
+                assertThat(bytes(String.valueOf(service.get("mem_limit")))).as(image + " mem_limit")
+                        .isEqualTo(io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(limits.get("memory")).longValue());
+                assertThat(Double.parseDouble(String.valueOf(service.get("cpus")))).as(image + " cpus")
+                        .isEqualTo(io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(limits.get("cpu")).doubleValue());
+            }
+        }
+    }
+
+    /** Compose's memory notation: 512m is 512 MiB. */
+    private static long bytes(String composeMemory) {
+        Matcher m = Pattern.compile("(\\d+)([kmg]?)b?").matcher(composeMemory.trim().toLowerCase(java.util.Locale.ROOT));
+        assertThat(m.matches()).as("a Compose memory size: " + composeMemory).isTrue();
+        long amount = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+            case "k" -> amount << 10;
+            case "m" -> amount << 20;
+            case "g" -> amount << 30;
+            default -> amount;
+        };
     }
 }

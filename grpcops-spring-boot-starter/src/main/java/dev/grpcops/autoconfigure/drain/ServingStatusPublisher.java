@@ -31,6 +31,7 @@ final class ServingStatusPublisher {
 
     private final HealthStatusManager health;
     private final ObjectProvider<MeterRegistry> registry;
+    private volatile List<String> published = List.of();
 
     ServingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry) {
         this.health = health;
@@ -45,6 +46,7 @@ final class ServingStatusPublisher {
                 .filter(name -> !InfrastructureServices.NAMES.contains(name))
                 .toList();
         published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
+        this.published = published;
         log.info("health: SERVING for \"\" and {}", published);
         registry.ifAvailable(meters -> {
             for (String name : Stream.concat(Stream.of(""), published.stream()).toList()) {
@@ -55,8 +57,13 @@ final class ServingStatusPublisher {
         });
     }
 
+    /** The names reported SERVING when the server started, beside {@code ""}; empty before. */
+    List<String> published() {
+        return published;
+    }
+
     /** What a health Check of {@code name} answers now, asked of the health service in process. */
-    private boolean serving(String name) {
+    boolean serving(String name) {
         boolean[] serving = {false};
         ((HealthGrpc.HealthImplBase) health.getHealthService()).check(
                 HealthCheckRequest.newBuilder().setService(name).build(),

@@ -1,6 +1,7 @@
 package dev.grpcops.autoconfigure.drain;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.mock;
 
 import dev.grpcops.drain.DrainBeforeStop;
 import dev.grpcops.drain.InFlightCalls;
@@ -15,8 +16,11 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import net.devh.boot.grpc.server.config.GrpcServerProperties;
 import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
+import net.devh.boot.grpc.server.serverfactory.GrpcServerLifecycle;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -63,7 +67,7 @@ class DrainAutoConfigurationTests {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         runner.withBean(SimpleMeterRegistry.class, () -> registry)
                 .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class)).run(context -> {
-                    context.publishEvent(new GrpcServerStartedEvent(context, serving("demo.v1.Demo"), "127.0.0.1", 1));
+                    context.publishEvent(new GrpcServerStartedEvent(mock(GrpcServerLifecycle.class), serving("demo.v1.Demo"), "127.0.0.1", 1));
                     HealthStatusManager health = context.getBean(HealthStatusManager.class);
 
                     assertThat(registry.get("grpc.health.serving").tag("service", "demo.v1.Demo").gauge().value())
@@ -76,6 +80,28 @@ class DrainAutoConfigurationTests {
                     assertThat(registry.find("grpc.health.serving").tag("service", "grpc.health.v1.Health").gauge())
                             .as("infrastructure services are not reported").isNull();
                 });
+    }
+
+    @Test
+    void actuatorHealthShowsTheServingStatusOutOfServiceBeforeStartAndWhileDraining() {
+        runner.withConfiguration(AutoConfigurations.of(GrpcServingHealthAutoConfiguration.class)).run(context -> {
+            HealthIndicator indicator = context.getBean("grpcServingHealthIndicator", HealthIndicator.class);
+            assertThat(indicator.health().getStatus()).as("before the server listens").isEqualTo(Status.OUT_OF_SERVICE);
+
+            context.publishEvent(new GrpcServerStartedEvent(mock(GrpcServerLifecycle.class), serving("demo.v1.Demo"), "127.0.0.1", 1));
+            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+            assertThat(indicator.health().getDetails()).containsEntry("demo.v1.Demo", "SERVING");
+
+            context.getBean(HealthStatusManager.class).setStatus("demo.v1.Demo", ServingStatus.NOT_SERVING);
+            assertThat(indicator.health().getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+        });
+    }
+
+    @Test
+    void actuatorHealthIndicatorCanBeSwitchedOff() {
+        runner.withConfiguration(AutoConfigurations.of(GrpcServingHealthAutoConfiguration.class))
+                .withPropertyValues("management.health.grpc-serving.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean("grpcServingHealthIndicator"));
     }
 
     /** A server that reports the given services plus the infrastructure ones, as the real one does. */
