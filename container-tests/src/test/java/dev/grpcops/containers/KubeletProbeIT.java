@@ -54,8 +54,8 @@ class KubeletProbeIT {
             assertThat(ready.serving()).as("readiness after the drain").isFalse();
             assertThat(ready.message()).isEqualTo("NOT_SERVING");
             assertThat(probe(pod, liveness).serving()).as("liveness after the drain: no restart").isTrue();
-            // Three failed checks 5 s apart; clients have left it already (their health checks see NOT_SERVING).
-            await().atMost(Duration.ofSeconds(40)).untilAsserted(() ->
+            // Three failed checks 10 s apart; clients have left it already (their health checks see NOT_SERVING).
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
                     assertThat(dockerHealth(pod)).as("the image's HEALTHCHECK after the drain").isEqualTo("unhealthy"));
         } finally {
             ServiceContainers.removeAll(network, pod);

@@ -66,6 +66,11 @@ final class ServiceProcess implements AutoCloseable {
             // Tests stop processes all the time; the drain itself is tested with its own delay.
             this.command.add("--grpcops.shutdown.drain-delay=100ms");
         }
+        if (args.stream().noneMatch(arg -> arg.startsWith("--grpcops.warmup.enabled="))) {
+            // Tests count the calls each replica served, and start processes all the time: no warm-up
+            // calls unless a test asks for them (its own tests are the starter's).
+            this.command.add("--grpcops.warmup.enabled=false");
+        }
     }
 
     /** Starts {@code module}'s jar as {@code name} on {@code host}, with extra environment and arguments. */

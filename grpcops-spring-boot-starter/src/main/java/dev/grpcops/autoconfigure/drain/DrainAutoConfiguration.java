@@ -25,20 +25,22 @@ import org.springframework.core.annotation.Order;
 
 /**
  * The server's lifecycle on net.devh's {@link HealthStatusManager}: health names for every served
- * service once it listens, the calls in flight ({@code grpc_server_calls_in_flight}), and
+ * service once it listens and has warmed up, the calls in flight ({@code grpc_server_calls_in_flight}), and
  * drain-before-stop when it is told to stop (calls queued for admission then end UNAVAILABLE).
  */
 @AutoConfiguration(afterName = {"net.devh.boot.grpc.server.autoconfigure.GrpcHealthServiceAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({GrpcServerStartedEvent.class, HealthStatusManager.class})
-@EnableConfigurationProperties(ShutdownProperties.class)
+@EnableConfigurationProperties({ShutdownProperties.class, WarmUpProperties.class})
 public class DrainAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(HealthStatusManager.class)
-    ServingStatusPublisher servingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry) {
-        return new ServingStatusPublisher(health, registry);
+    ServingStatusPublisher servingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry,
+            WarmUpProperties warmUp, GrpcServerProperties server) {
+        boolean plaintext = server.getSecurity() == null || !server.getSecurity().isEnabled();
+        return new ServingStatusPublisher(health, registry, new WarmUpBeforeServing(warmUp, plaintext, registry));
     }
 
     @Bean

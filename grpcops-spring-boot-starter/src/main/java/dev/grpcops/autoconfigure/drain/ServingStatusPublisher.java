@@ -19,8 +19,9 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.event.EventListener;
 
 /**
- * Once the server listens, reports every service it serves as {@code SERVING} under its own
- * name in the standard health service, beside {@code ""} (the process). Kubernetes readiness
+ * Once the server listens, and after its warm-up ({@code grpcops.warmup}), reports every service it
+ * serves as {@code SERVING} under its own name in the standard health service, beside {@code ""}
+ * (the process, serving from the start: liveness holds during the warm-up). Kubernetes readiness
  * probes and client-side health checking ask for these names; liveness asks for {@code ""}. With a
  * meter registry, {@code grpc_health_serving{service}} shows each name's status (1 SERVING, 0 not),
  * read from the health service when scraped: a drained or draining replica shows 0.
@@ -31,11 +32,13 @@ final class ServingStatusPublisher {
 
     private final HealthStatusManager health;
     private final ObjectProvider<MeterRegistry> registry;
+    private final WarmUpBeforeServing warmUp;
     private volatile List<String> published = List.of();
 
-    ServingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry) {
+    ServingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry, WarmUpBeforeServing warmUp) {
         this.health = health;
         this.registry = registry;
+        this.warmUp = warmUp;
     }
 
     @EventListener
@@ -45,9 +48,12 @@ final class ServingStatusPublisher {
                 .map(descriptor -> descriptor.getName())
                 .filter(name -> !InfrastructureServices.NAMES.contains(name))
                 .toList();
-        published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
         this.published = published;
-        log.info("health: SERVING for \"\" and {}", published);
+        warmUp.warmUpThen(event.getServer(), event.getAddress(), event.getPort(), () -> {
+            // After a drain began, the health service is terminal and ignores this.
+            published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
+            log.info("health: SERVING for \"\" and {}", published);
+        });
         registry.ifAvailable(meters -> {
             for (String name : Stream.concat(Stream.of(""), published.stream()).toList()) {
                 Gauge.builder("grpc.health.serving", () -> serving(name) ? 1 : 0)
