@@ -82,6 +82,12 @@ class PeakEwmaBalancingTests {
                 .defaultServiceConfig(serviceConfig).build();
     }
 
+    /** round_robin's shares are only a third each once every subchannel is READY. */
+    private void awaitEveryReplicaAnswers() {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> call(30, 3).stream().allMatch(count -> count > 0));
+    }
+
     @AfterEach
     void stop() throws InterruptedException {
         if (channel != null) {
@@ -128,7 +134,8 @@ class PeakEwmaBalancingTests {
     void aSlowReplicaStopsGettingCallsWhereRoundRobinKeepsFeedingIt() throws Exception {
         start(defaults());
         replicas.get(1).delayMs = 50;
-        call(30, 3); // it is found out
+        // found out once its 50 ms outweighs what the others' first (cold) calls left in their averages
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> call(30, 3).get(1) <= 1);
         List<Integer> shares = call(300, 3);
         assertThat(shares.get(1)).as("calls to the slow replica of %s", shares).isLessThan(15);
 
@@ -137,6 +144,7 @@ class PeakEwmaBalancingTests {
         stop();
         replicas.clear();
         start(ServiceConfigs.healthCheckedRoundRobin("chain.v1.Stock"));
+        awaitEveryReplicaAnswers();
         replicas.get(1).delayMs = 50;
         assertThat(call(60, 3).get(1)).as("round_robin: a third").isBetween(15, 25);
     }
