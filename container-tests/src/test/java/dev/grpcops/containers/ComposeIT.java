@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
-import dev.grpcops.lifecycle.HealthProbe;
+import dev.grpcops.cli.HealthProbe;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
@@ -84,8 +84,71 @@ class ComposeIT {
         }
 
         await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(2)).ignoreExceptions().untilAsserted(() ->
-                assertThat(scrapeTargets()).hasSize(6).allSatisfy((instance, health) ->
+                assertThat(scrapeTargets()).hasSize(9).allSatisfy((instance, health) ->
                         assertThat(health).as(instance).isEqualTo("up")));
+    }
+
+    /**
+     * Every query of the Grafana dashboard (deploy/grafana/dashboards/grpcops.json), asked of the
+     * suite's own Prometheus after traffic that touches every panel: each parses and returns series.
+     */
+    @Test
+    @Timeout(value = 8, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void everyDashboardQueryReturnsSeries() throws Exception {
+        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(2)).until(() ->
+                HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2)).serving());
+        ManagedChannel edge = NettyChannelBuilder.forAddress("127.0.0.1", 50063).usePlaintext().build();
+        ManagedChannel pricing = NettyChannelBuilder.forAddress("127.0.0.1", 50062).usePlaintext().build();
+        List<String> queries = dashboardQueries();
+        assertThat(queries).hasSizeGreaterThan(20);
+        try {
+            await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(5)).untilAsserted(() -> {
+                // Traffic that every panel sees: Checkouts with and without a deadline, a slow line, a
+                // Quote whose budget cannot cover Stock.
+                for (int i = 0; i < 20; i++) {
+                    EdgeGrpc.newBlockingStub(edge).withDeadlineAfter(2, TimeUnit.SECONDS)
+                            .checkout(CheckoutRequest.newBuilder().addSkus("panel-" + i).addSkus("panel-b").build());
+                }
+                EdgeGrpc.newBlockingStub(edge).checkout(CheckoutRequest.newBuilder().addSkus("no-deadline").build());
+                EdgeGrpc.newBlockingStub(edge).withDeadlineAfter(1, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
+                        .addSkus("quick").addSkus("slow").addSlowSkus("slow").build());
+                org.assertj.core.api.Assertions.catchThrowable(() -> dev.grpcops.proto.chain.v1.PricingGrpc
+                        .newBlockingStub(pricing).withDeadlineAfter(450, TimeUnit.MILLISECONDS)
+                        .quote(dev.grpcops.proto.chain.v1.QuoteRequest.newBuilder().setSku("too-late").build()));
+                List<String> empty = new ArrayList<>();
+                for (String query : queries) {
+                    if (!returnsSeries(query)) {
+                        empty.add(query);
+                    }
+                }
+                assertThat(empty).as("dashboard queries without series").isEmpty();
+            });
+        } finally {
+            edge.shutdownNow();
+            pricing.shutdownNow();
+        }
+    }
+
+    private static List<String> dashboardQueries() throws IOException {
+        var dashboard = JsonParser.parseString(Files.readString(Docker.ROOT.resolve("deploy/grafana/dashboards/grpcops.json")))
+                .getAsJsonObject();
+        List<String> queries = new ArrayList<>();
+        for (JsonElement panel : dashboard.getAsJsonArray("panels")) {
+            for (JsonElement target : panel.getAsJsonObject().getAsJsonArray("targets")) {
+                queries.add(target.getAsJsonObject().get("expr").getAsString());
+            }
+        }
+        return queries;
+    }
+
+    /** Whether Prometheus parses {@code query} (a bad one fails the test at once) and answers with series. */
+    private static boolean returnsSeries(String query) throws IOException, InterruptedException {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/query?query="
+                + java.net.URLEncoder.encode(query, java.nio.charset.StandardCharsets.UTF_8)))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        var body = JsonParser.parseString(response.body()).getAsJsonObject();
+        assertThat(body.get("status").getAsString()).as(query + ": " + response.body()).isEqualTo("success");
+        return !body.getAsJsonObject("data").getAsJsonArray("result").isEmpty();
     }
 
     /** Prometheus' view: instance -> health. */
