@@ -39,7 +39,7 @@ class InternalPackagesTests {
             classes.forEach(type -> moduleOfClass.put(type.getName(), name));
         }
         assertThat(classesOfModule).as("modules compiled (run mvn verify from the root)").containsKeys(
-                "grpcops-core", "grpcops-spring-boot-starter", "edge-service", "cli");
+                "grpcops-core", "grpcops-spring-boot-starter", "edge-service", "cli", "examples/greeter");
 
         List<String> violations = new ArrayList<>();
         classesOfModule.forEach((module, classes) -> {
@@ -61,14 +61,21 @@ class InternalPackagesTests {
         return java.util.Arrays.asList(type.getPackageName().split("\\.")).contains("internal");
     }
 
-    /** Every module of the reactor with compiled classes (this one's own rules aside). */
+    /** Every module of the reactor with compiled classes (this one's own rules aside), examples included. */
     private static List<Path> modules() throws IOException {
+        List<Path> candidates = new ArrayList<>();
         try (Stream<Path> dirs = Files.list(ROOT)) {
-            return dirs.filter(dir -> Files.isRegularFile(dir.resolve("pom.xml")))
-                    .filter(dir -> Files.isDirectory(dir.resolve("target/classes"))
-                            || Files.isDirectory(dir.resolve("target/test-classes")))
-                    .filter(dir -> !dir.getFileName().toString().equals("architecture-tests"))
-                    .sorted().toList();
+            dirs.forEach(candidates::add);
         }
+        if (Files.isDirectory(ROOT.resolve("examples"))) {
+            try (Stream<Path> examples = Files.list(ROOT.resolve("examples"))) {
+                examples.forEach(candidates::add);
+            }
+        }
+        return candidates.stream().filter(dir -> Files.isRegularFile(dir.resolve("pom.xml")))
+                .filter(dir -> Files.isDirectory(dir.resolve("target/classes"))
+                        || Files.isDirectory(dir.resolve("target/test-classes")))
+                .filter(dir -> !dir.getFileName().toString().equals("architecture-tests"))
+                .sorted().toList();
     }
 }
