@@ -5,6 +5,8 @@ import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.http.Interceptor;
+import io.fabric8.kubernetes.client.http.WebSocketHandshakeException;
+import io.fabric8.kubernetes.client.http.WebSocketUpgradeResponse;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -40,17 +42,32 @@ final class ApiConnection implements Interceptor {
 
     @Override
     public void afterConnectionFailure(HttpRequest request, Throwable failure) {
+        if (failure instanceof WebSocketHandshakeException refused && fallsBackToHttp(refused.getResponse())) {
+            return;
+        }
         failed(failure);
     }
 
     @Override
     public void after(HttpRequest request, HttpResponse<?> response, AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+        if (fallsBackToHttp(response)) {
+            return;
+        }
         int code = response.code();
         if ((code >= 200 && code < 300) || code == 101) {
             reached();
         } else if (code >= 400) {
             failed(new KubernetesClientException("HTTP " + code + " from " + request.method() + " " + request.uri(), code, null));
         }
+    }
+
+    /**
+     * A WebSocket upgrade a proxy refused with 200 or 503: fabric8 then watches over plain HTTP
+     * (its {@code BaseOperation} falls back on exactly these codes), so the watch is not failing and
+     * the fallback request's own answer says whether the API is reached.
+     */
+    private static boolean fallsBackToHttp(HttpResponse<?> response) {
+        return response instanceof WebSocketUpgradeResponse && (response.code() == 200 || response.code() == 503);
     }
 
     private void failed(Throwable cause) {

@@ -11,6 +11,7 @@ import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoRequest;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -194,6 +196,54 @@ class KubernetesNameResolverTests {
         assertThat(failure.getStatus().getDescription())
                 .contains("needs get/list/watch on endpointslices.discovery.k8s.io in namespace 'grpcops'");
         assertThat(listener.errors(TARGET)).isPositive();
+    }
+
+    /**
+     * A proxy in front of the API server that answers WebSocket upgrades 503: fabric8 watches over
+     * plain HTTP instead, and that watch is healthy, so no error is counted and no outage logged.
+     */
+    @Test
+    void aWatchOverHttpBehindAProxyThatRefusesWebSocketsIsNoOutage() throws Exception {
+        KubernetesCrudDispatcher crud = new KubernetesCrudDispatcher();
+        AtomicInteger refusedUpgrades = new AtomicInteger();
+        MockApi proxied = MockApi.answering(new Dispatcher() {
+            @Override
+            public MockResponse dispatch(RecordedRequest request) {
+                if ("websocket".equalsIgnoreCase(request.getHeader("Upgrade"))) {
+                    refusedUpgrades.incrementAndGet();
+                    return new MockResponse().setResponseCode(503);
+                }
+                if (request.getPath().contains("watch=true")) {
+                    return httpWatch(crud, request);
+                }
+                return crud.dispatch(request);
+            }
+        });
+        closing.add(proxied);
+        Slices.put(proxied.admin(), "who", backends.port, ready(A));
+        ManagedChannel channel = channel(TARGET, new KubernetesNameResolverProvider(proxied::config, listener, 4));
+        assertThat(who(channel)).isEqualTo(A);
+
+        Slices.put(proxied.admin(), "who", backends.port, ready(A), ready(B));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(2).equals(listener.endpoints.get(TARGET)));
+        assertThat(refusedUpgrades).as("upgrades the proxy refused").hasPositiveValue();
+        assertThat(listener.errors(TARGET)).as("watch errors counted").isZero();
+    }
+
+    /**
+     * A watch over plain HTTP, as a long poll: the slices as they are now, as ADDED events, then the
+     * response ends and fabric8 watches again (the CRUD dispatcher only serves WebSocket watches).
+     */
+    private static MockResponse httpWatch(KubernetesCrudDispatcher crud, RecordedRequest watch) {
+        String list = watch.getPath().replace("watch=true", "watch=false");
+        MockResponse current = crud.dispatch(new RecordedRequest("GET " + list + " HTTP/1.1",
+                io.fabric8.mockwebserver.dsl.HttpMethod.GET, list, watch.getHeaders(), watch.getBody()));
+        StringBuilder events = new StringBuilder();
+        Serialization.unmarshal(current.getBody().readUtf8(), io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceList.class)
+                .getItems().forEach(slice -> events.append(Serialization.asJson(
+                        new io.fabric8.kubernetes.api.model.WatchEvent(slice, "ADDED"))).append('\n'));
+        return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
+                .setBodyDelay(Duration.ofMillis(100)).setBody(events.toString());
     }
 
     @Test
