@@ -112,9 +112,10 @@ class ComposeIT {
                 EdgeGrpc.newBlockingStub(edge).checkout(CheckoutRequest.newBuilder().addSkus("no-deadline").build());
                 EdgeGrpc.newBlockingStub(edge).withDeadlineAfter(1, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
                         .addSkus("quick").addSkus("slow").addSlowSkus("slow").build());
-                org.assertj.core.api.Assertions.catchThrowable(() -> dev.grpcops.proto.chain.v1.PricingGrpc
+                assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> dev.grpcops.proto.chain.v1.PricingGrpc
                         .newBlockingStub(pricing).withDeadlineAfter(450, TimeUnit.MILLISECONDS)
-                        .quote(dev.grpcops.proto.chain.v1.QuoteRequest.newBuilder().setSku("too-late").build()));
+                        .quote(dev.grpcops.proto.chain.v1.QuoteRequest.newBuilder().setSku("too-late").build())))
+                        .as("a Quote whose budget cannot cover Stock").isNotNull();
                 List<String> empty = new ArrayList<>();
                 for (String query : queries) {
                     if (!returnsSeries(query)) {

@@ -151,7 +151,7 @@ class WhoAmIContainersIT {
             BiFunction<WhoAmIGrpc.WhoAmIBlockingStub, DrainRequest, ?> operation) {
         ManagedChannel channel = ServiceContainers.channel(pod, 50051);
         try {
-            operation.apply(WhoAmIGrpc.newBlockingStub(channel)
+            Object unused = operation.apply(WhoAmIGrpc.newBlockingStub(channel)
                     .withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
                     .withDeadlineAfter(3, TimeUnit.SECONDS), DrainRequest.getDefaultInstance());
         } finally {

@@ -1,5 +1,6 @@
 package dev.grpcops.admission;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.guard.RateLimitedLog;
 import dev.grpcops.internal.SharedScheduler;
 import java.time.Duration;
@@ -114,7 +115,9 @@ public final class Admission {
     private final boolean hasLevelsWithoutQueues;
     private final RateLimitedLog listenerFailures = new RateLimitedLog(log, Duration.ofSeconds(10));
     private final ThreadLocal<Starter> starters = ThreadLocal.withInitial(Starter::new);
+    @GuardedBy("lock")
     private int executing;
+    @GuardedBy("lock")
     private boolean draining;
 
     private Admission(Builder builder) {
@@ -287,7 +290,8 @@ public final class Admission {
         request.request.reject(rejection);
     }
 
-    /** Under the lock: queues the request and returns null, or returns why it cannot wait. */
+    /** Queues the request and returns null, or returns why it cannot wait. */
+    @GuardedBy("lock")
     private Rejection enqueue(Ticket request, Level level, long now) {
         if (draining) {
             request.state = Ticket.State.DONE;
@@ -324,10 +328,11 @@ public final class Admission {
     }
 
     /**
-     * Under the lock: seats {@code level} may not take because levels without queues are owed them.
+     * Seats {@code level} may not take because levels without queues are owed them.
      * A level that queues gets its owed seats when they free; one that does not queue can only
      * find them free, so they are kept free for it. A level is never kept from its own share.
      */
+    @GuardedBy("lock")
     private int reservedFor(Level level) {
         if (level.executing < level.nominal || !hasLevelsWithoutQueues) {
             return 0;
@@ -341,6 +346,7 @@ public final class Admission {
         return reserved;
     }
 
+    @GuardedBy("lock")
     private void seat(Ticket request, long now) {
         request.state = Ticket.State.EXECUTING;
         request.startedNanos = now;
@@ -348,7 +354,8 @@ public final class Admission {
         request.level.executing++;
     }
 
-    /** Under the lock: gives free seats to waiting calls; levels below their nominal seats first. */
+    /** Gives free seats to waiting calls; levels below their nominal seats first. */
+    @GuardedBy("lock")
     private List<Ticket> dispatch(long now) {
         List<Ticket> started = null;
         while (executing < limit) {

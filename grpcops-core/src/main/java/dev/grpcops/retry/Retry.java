@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.AbstractFuture;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.Headers;
@@ -169,10 +170,13 @@ public final class Retry {
         private String target;
         private ListenableFuture<T> first;
         private long firstStart;
-        // Guarded by this.
+        @GuardedBy("this")
         private ListenableFuture<T> hedge;
+        @GuardedBy("this")
         private long hedgeStart;
+        @GuardedBy("this")
         private Future<?> timer;
+        @GuardedBy("this")
         private Throwable firstFailure;
 
         Hedged(Budget budget, Context context, Supplier<ListenableFuture<T>> call, boolean retries) {
@@ -208,6 +212,7 @@ public final class Retry {
 
         /** The hedge delay is over and the first has not answered: a second attempt, if every rule allows. */
         private void hedge() {
+            ListenableFuture<T> sent;
             synchronized (this) {
                 if (isDone() || hedge != null || first.isDone()) {
                     return;
@@ -228,8 +233,9 @@ public final class Retry {
                 listener.hedge(target, HedgeOutcome.SENT);
                 hedgeStart = nanoClock.getAsLong();
                 hedge = Retry.start(new Attempt(1, PickHint.avoiding(firstHint)).attachTo(context), call);
+                sent = hedge;
             }
-            hedge.addListener(this::hedgeDone, MoreExecutors.directExecutor());
+            sent.addListener(this::hedgeDone, MoreExecutors.directExecutor());
         }
 
         private void firstDone() {
@@ -283,8 +289,10 @@ public final class Retry {
 
         private void hedgeDone() {
             ListenableFuture<T> attempt;
+            long started;
             synchronized (this) {
                 attempt = hedge;
+                started = hedgeStart;
             }
             if (attempt.isCancelled()) {
                 return; // the first answered: counted then
@@ -305,7 +313,7 @@ public final class Retry {
                     }
                     return; // else the first may still answer
                 }
-                latencies.get(target).record(nanoClock.getAsLong() - hedgeStart);
+                latencies.get(target).record(nanoClock.getAsLong() - started);
                 limiter.onSuccess(target);
                 answered(answer, true);
             } catch (Throwable e) {
@@ -336,7 +344,7 @@ public final class Retry {
             }
         }
 
-        /** Holds the lock. */
+        @GuardedBy("this")
         private void cancelTimer() {
             if (timer != null) {
                 timer.cancel(false);

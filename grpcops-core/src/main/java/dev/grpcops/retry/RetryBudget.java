@@ -1,5 +1,6 @@
 package dev.grpcops.retry;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -72,9 +73,12 @@ public final class RetryBudget implements RetryLimiter {
     /** One target's calls and extra attempts, per slot. */
     private final class Window {
 
-        // Guarded by this: per slot, the slot's number (time / slotNanos), its calls and its extra attempts.
+        // Per slot: the slot's number (time / slotNanos), its calls and its extra attempts.
+        @GuardedBy("this")
         private final long[] slotNumber = new long[SLOTS];
+        @GuardedBy("this")
         private final long[] calls = new long[SLOTS];
+        @GuardedBy("this")
         private final long[] extra = new long[SLOTS];
 
         Window() {
@@ -120,7 +124,8 @@ public final class RetryBudget implements RetryLimiter {
             return sum;
         }
 
-        /** The slot of {@code now}, after clearing every slot that has left the window. Holds the lock. */
+        /** The slot of {@code now}, after clearing every slot that has left the window. */
+        @GuardedBy("this")
         private int slot(long now) {
             long number = Math.floorDiv(now, slotNanos);
             for (int i = 0; i < SLOTS; i++) {

@@ -76,8 +76,9 @@ class MalformedRequestsTests {
     @Test
     void theServiceKeepsServingAfterGarbage() {
         for (int i = 0; i < 50; i++) {
-            catchThrowableOfType(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(channel, RAW_CHECK,
-                    CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), new byte[] {(byte) 0xff, (byte) 0xff}));
+            assertThat(catchThrowableOfType(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(channel, RAW_CHECK,
+                    CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), new byte[] {(byte) 0xff, (byte) 0xff})))
+                    .as("garbage is refused").isNotNull();
         }
         CheckReply reply = StockGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
                 .check(CheckRequest.newBuilder().setSku("ab").build());

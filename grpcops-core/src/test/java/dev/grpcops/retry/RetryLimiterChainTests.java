@@ -133,8 +133,8 @@ class RetryLimiterChainTests {
         try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS,
                 () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()), n -> RetryChain.unavailable(null))) {
             for (int i = 0; i < 20; i++) {
-                catchThrowableOfType(StatusRuntimeException.class,
-                        () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+                assertThat(catchThrowableOfType(StatusRuntimeException.class,
+                        () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE))).isNotNull();
             }
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(2);
             assertThat(chain.pricingListener.outcomes(RetryOutcome.THROTTLED)).isEqualTo(18);

@@ -1,5 +1,6 @@
 package dev.grpcops.admin.internal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.admin.AdminRateLimit;
 import io.grpc.Status;
 import java.time.Duration;
@@ -32,10 +33,13 @@ public final class RefusedAdminCalls {
     private final Consumer<String> warnings;
     private final long windowNanos;
     private final long logIntervalNanos;
-    /** Access order: the eldest entry is the address seen least recently. Guarded by this. */
+    /** Access order: the eldest entry is the address seen least recently. */
+    @GuardedBy("this")
     private final LinkedHashMap<String, Peer> peers;
-    /** Lines of evicted addresses, logged after the lock is released. Guarded by this. */
+    /** Lines of evicted addresses, logged after the lock is released. */
+    @GuardedBy("this")
     private final List<String> evictedLines = new ArrayList<>();
+    @GuardedBy("this")
     private long nextSweep;
 
     /** With {@link System#nanoTime()}, logging to the admin authorization's logger. */
@@ -56,6 +60,7 @@ public final class RefusedAdminCalls {
         this.nextSweep = nanoTime.getAsLong() + logIntervalNanos;
         this.peers = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
+            @GuardedBy("RefusedAdminCalls.this")
             protected boolean removeEldestEntry(Map.Entry<String, Peer> eldest) {
                 if (size() <= limit.maxPeers()) {
                     return false;
@@ -144,7 +149,8 @@ public final class RefusedAdminCalls {
         return peers.size();
     }
 
-    /** Logs what is due and forgets what is over, at most once per log interval. Holds the lock. */
+    /** Logs what is due and forgets what is over, at most once per log interval. */
+    @GuardedBy("this")
     private void sweep(long now, List<String> lines) {
         lines.addAll(evictedLines);
         evictedLines.clear();

@@ -1,5 +1,6 @@
 package dev.grpcops.admission.internal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.admission.AdmissionRequest;
 import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.Caller;
@@ -110,6 +111,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
 
         private ServerCall.Listener<ReqT> delegate;
         /** Events that arrived before the handler started; null once passing through. */
+        @GuardedBy("this")
         private List<Runnable> pending;
         private volatile boolean passThrough;
 

@@ -1,5 +1,6 @@
 package dev.grpcops.fault.internal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.fault.FaultListener;
 import dev.grpcops.fault.Faults;
 import io.grpc.ForwardingServerCall;
@@ -89,8 +90,10 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
 
         private final Faults faults;
         private final long arrivalNanos;
-        /** Operations waiting for the release, in order; null once they pass straight through. Guarded by this. */
+        /** Operations waiting for the release, in order; null once they pass straight through. */
+        @GuardedBy("this")
         private List<Runnable> held = new ArrayList<>(3);
+        @GuardedBy("this")
         private boolean scheduled;
 
         HeldCall(ServerCall<ReqT, RespT> call, Faults faults, long arrivalNanos) {
@@ -143,7 +146,8 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
             releaseAll();
         }
 
-        /** Holds the lock: replays what was held, then lets everything pass. */
+        /** Replays what was held, then lets everything pass. */
+        @GuardedBy("this")
         private void releaseAll() {
             List<Runnable> toRun = held;
             held = null;
