@@ -133,8 +133,8 @@ class PeakEwmaBalancingTests {
     @Test
     void aSlowReplicaStopsGettingCallsWhereRoundRobinKeepsFeedingIt() throws Exception {
         start(defaults());
-        replicas.get(1).delayMs = 50;
-        // found out once its 50 ms outweighs what the others' first (cold) calls left in their averages
+        replicas.get(1).delayMs = 200;
+        // found out once its 200 ms outweighs what the others' first (cold) calls left in their averages
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> call(30, 3).get(1) <= 1);
         List<Integer> shares = call(300, 3);
         assertThat(shares.get(1)).as("calls to the slow replica of %s", shares).isLessThan(15);
@@ -145,7 +145,7 @@ class PeakEwmaBalancingTests {
         replicas.clear();
         start(ServiceConfigs.healthCheckedRoundRobin("chain.v1.Stock"));
         awaitEveryReplicaAnswers();
-        replicas.get(1).delayMs = 50;
+        replicas.get(1).delayMs = 200;
         assertThat(call(60, 3).get(1)).as("round_robin: a third").isBetween(15, 25);
     }
 
