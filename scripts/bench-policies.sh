@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How client balancing policies cope with one bad replica of three, for a fan-out workload, side by
-# side in one run (bench/src/main/java/dev/grpcops/bench/policies/PolicyBench.java):
+# side in one run (bench-policies/src/main/java/dev/grpcops/bench/policies/PolicyBench.java):
 #
 #   scripts/bench-policies.sh [--rate 200] [--seconds 15] [--warmup 5] [--service-ms 5] [--out FILE]
 #                             [--only round_robin,grpcops_peak_ewma,...] [--build]

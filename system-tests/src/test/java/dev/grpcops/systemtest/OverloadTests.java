@@ -28,17 +28,17 @@ import org.junit.jupiter.api.Timeout;
 /**
  * design §9 with the jars as processes at their defaults (admission on): floods of Checkouts with no
  * deadline beside a caller sending 20 Checkouts/s at a 1 s deadline. CI-sized (6 s of polite
- * traffic per scenario); the README's table comes from the full-size runs. Measured numbers are
- * printed and appended to target/overload-numbers.txt.
+ * traffic per scenario); the table in docs/overload.md ("Who gets rejected under overload") comes
+ * from the full-size runs. Measured numbers are printed and appended to target/overload-numbers.txt.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class OverloadTests {
 
-    /** -Doverload.seconds=60 for the full-size runs of the README. */
+    /** -Doverload.seconds=30 for the full-size runs of docs/overload.md. */
     private static final Duration POLITE_FOR = Duration.ofSeconds(Long.getLong("overload.seconds", 6));
     /**
-     * -Doverload.admission=false starts the chain with admission off, to measure the "before" of the
-     * README: the numbers are recorded first, then the assertions fail, as they should.
+     * -Doverload.admission=false starts the chain with admission off, to measure the "admission off"
+     * column of docs/overload.md: the numbers are recorded first, then the assertions fail, as they should.
      */
     private static final String ADMISSION = "--grpcops.admission.enabled=" + System.getProperty("overload.admission", "true");
     private static final Duration DEADLINE = Duration.ofSeconds(1);

@@ -33,8 +33,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * design §10: restarts under steady load. Every replica drains before it stops (NOT_SERVING, wait,
- * GOAWAY, finish calls in flight); health-checking round_robin clients move away in time.
- * Measured numbers are appended to target/restart-numbers.txt (quoted in the README).
+ * GOAWAY, finish calls in flight); health-checking clients move away in time.
+ * Measured numbers are appended to target/restart-numbers.txt (quoted in docs/operations.md,
+ * "Restarting without dropping calls", and design §10).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RestartTests {

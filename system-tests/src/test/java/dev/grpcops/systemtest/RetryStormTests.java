@@ -30,10 +30,11 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * design §11 with the jars as processes: Stock down, two Edges under the same steady Checkouts of
- * 3 SKUs at a 1.5 s deadline, one with the retry governor (the default), one with it measured but
- * not enforced ({@code grpcops.retry.limiter.enabled=false}: the retry of design §4 alone, as before).
+ * 3 SKUs at a 1.5 s deadline, one with the retry limiter (the default), one with it measured but
+ * not enforced ({@code grpcops.retry.limiter.enabled=false}: the retry of design §4 alone).
  * Then Stock back: once healthy traffic has refilled the bucket, a flaky SKU is retried again.
- * Measured numbers are printed and appended to target/retry-numbers.txt (quoted in the README).
+ * Measured numbers are printed and appended to target/retry-numbers.txt (quoted in
+ * docs/deadlines-and-retries.md, "Retries that cannot become a storm", and design §11).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RetryStormTests {

@@ -28,7 +28,7 @@ public class AdmissionProperties {
     /**
      * Seats: calls the server runs at once, shared by the levels by their shares. Calls beyond it
      * wait in fair queues. The default keeps the chain at full throughput on 2 cores and its
-     * latency under a flood far below a 1 s deadline (README, "Who gets rejected under overload").
+     * latency under a flood far below a 1 s deadline (docs/overload.md, "Who gets rejected under overload").
      */
     private int limit = 128;
 
