@@ -10,8 +10,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One standard health Check, as kubelet's grpc probe makes it: what {@code grpcops probe} runs, and
- * so the service images' healthcheck.
+ * One standard health Check, as kubelet's grpc probe makes it: what {@code grpcops probe} runs.
  */
 public final class HealthProbe {
 

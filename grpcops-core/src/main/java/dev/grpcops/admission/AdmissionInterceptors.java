@@ -19,7 +19,7 @@ import java.util.Set;
  * <pre>{@code
  * Admission admission = Admission.builder(config).listener(metrics).build();
  * ServerInterceptor admit = AdmissionInterceptors.server(admission).callsDownstream(BudgetRules.DEFAULTS).build();
- * ServerInterceptors.intercept(service, budget.server(), admit);     // admit runs first, then the budget
+ * ServerInterceptors.intercept(service, admit, budget.server());     // the budget first (the last listed runs first), then admission
  * ManagedChannelBuilder.forTarget(...).intercept(AdmissionInterceptors.callerForwarding());
  * }</pre>
  */

@@ -10,7 +10,7 @@ import java.util.Objects;
  * {@code minDelay} and {@code maxDelay}. Hedges are at most {@code maxExtraPercent} % of a target's
  * calls (Finagle's {@code maxExtraLoad}), and each is also paid from the {@link RetryLimiter}, as a retry is.
  *
- * @param percentile the latency percentile the delay follows (90-99.9)
+ * @param percentile the latency percentile the delay follows (50-99.9)
  * @param minDelay the shortest hedge delay
  * @param maxDelay the longest
  * @param minSamples answers of a target needed before its calls are hedged
