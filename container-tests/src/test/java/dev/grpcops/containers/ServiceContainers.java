@@ -2,10 +2,15 @@ package dev.grpcops.containers;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.images.builder.ImageFromDockerfile;
@@ -17,6 +22,12 @@ final class ServiceContainers {
     static final String ADMIN_TOKEN = "container-test-token";
 
     private static final Map<String, ImageFromDockerfile> IMAGES = new ConcurrentHashMap<>();
+
+    /** Every service's memory limit in bytes, from docker-compose.yml (held equal to the pods' by ManifestTests). */
+    static final long MEMORY_LIMIT = composeLimit("mem_limit: (\\d+)m") * 1024 * 1024;
+
+    /** Every service's CPU limit in CPUs, from docker-compose.yml. */
+    static final double CPU_LIMIT = composeCpus();
 
     private ServiceContainers() {
     }
@@ -53,15 +64,43 @@ final class ServiceContainers {
 
     /**
      * A container of {@code module} on {@code network}, ready once a gRPC health Check of
-     * {@code healthName} from the test says SERVING; the image's HEALTHCHECK runs as in Compose.
+     * {@code healthName} from the test says SERVING; limited as in Compose, and the image's HEALTHCHECK
+     * runs as there.
      */
     static GenericContainer<?> service(String module, Network network, String alias, int grpcPort, String healthName) {
         return new GenericContainer<>(image(module))
+                .withCreateContainerCmdModifier(create -> create.getHostConfig()
+                        .withMemory(MEMORY_LIMIT).withMemorySwap(MEMORY_LIMIT).withNanoCPUs((long) (CPU_LIMIT * 1e9)))
                 .withNetwork(network)
                 .withNetworkAliases(alias)
                 .withExposedPorts(grpcPort)
                 .withEnv("GRPCOPS_ADMIN_TOKEN", ADMIN_TOKEN)
                 .waitingFor(new GrpcHealthWait(grpcPort, healthName));
+    }
+
+    private static String composeService() {
+        try {
+            String compose = Files.readString(Docker.ROOT.resolve("docker-compose.yml"));
+            return compose.substring(compose.indexOf("x-service:"), compose.indexOf("x-build:"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static long composeLimit(String pattern) {
+        Matcher matcher = Pattern.compile(pattern).matcher(composeService());
+        if (!matcher.find()) {
+            throw new IllegalStateException("docker-compose.yml's x-service has no " + pattern);
+        }
+        return Long.parseLong(matcher.group(1));
+    }
+
+    private static double composeCpus() {
+        Matcher matcher = Pattern.compile("cpus: ([0-9.]+)").matcher(composeService());
+        if (!matcher.find()) {
+            throw new IllegalStateException("docker-compose.yml's x-service has no cpus");
+        }
+        return Double.parseDouble(matcher.group(1));
     }
 
     static ManagedChannel channel(GenericContainer<?> container, int grpcPort) {
