@@ -40,8 +40,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The probes of the "bounded resources" issue, replayed against the jars with {@code -Xmx256m} (as
- * {@link ServiceProcess} starts them) the way an unfriendly client would, bounded in count and
+ * Abuse probes, made against the jars under the pods' limits (the images' JVM options for a 512 MiB
+ * limit, as {@link ServiceProcess} starts them) the way an unfriendly client would, bounded in count and
  * time: each service answers health and a normal call within a second during and after, never
  * dies, and answers with the status the bound promises.
  */

@@ -34,6 +34,8 @@ final class ServiceProcess implements AutoCloseable {
 
     private static final Path ROOT = Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /** deploy/Dockerfile's JAVA_OPTS and JAVA_GC, without the class-data archive only the image has. */
+    static final List<String> IMAGE_JVM_OPTIONS = imageJvmOptions();
 
     final String name;
     final String host;
@@ -43,6 +45,26 @@ final class ServiceProcess implements AutoCloseable {
     private final Map<String, String> env;
     private final Path log;
     private Process process;
+
+    private static List<String> imageJvmOptions() {
+        try {
+            String dockerfile = Files.readString(ROOT.resolve("deploy/Dockerfile"));
+            java.util.regex.Matcher opts = java.util.regex.Pattern.compile("JAVA_OPTS=\"([^\"]+)\"").matcher(dockerfile);
+            java.util.regex.Matcher gc = java.util.regex.Pattern.compile("JAVA_GC=\"([^\"]+)\"").matcher(dockerfile);
+            if (!opts.find() || !gc.find()) {
+                throw new IllegalStateException("deploy/Dockerfile sets no JAVA_OPTS or JAVA_GC");
+            }
+            List<String> options = new ArrayList<>();
+            for (String option : (opts.group(1) + " " + gc.group(1)).trim().split("\\s+")) {
+                if (!option.startsWith("-XX:SharedArchiveFile") && !option.startsWith("-Xshare")) {
+                    options.add(option);
+                }
+            }
+            return List.copyOf(options);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 
     private ServiceProcess(String module, String name, String host, int grpcPort, Map<String, String> env,
             List<String> args) {
@@ -56,8 +78,11 @@ final class ServiceProcess implements AutoCloseable {
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(jar + " is missing: build it first (mvn verify builds every jar before these tests)");
         }
-        this.command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+        this.command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        // The images' JVM, sized for the pods' memory limit (deploy/Dockerfile); C1 only, as tests start
+        // processes all the time.
+        this.command.addAll(IMAGE_JVM_OPTIONS);
+        this.command.addAll(List.of("-XX:MaxRAM=512m", "-XX:TieredStopAtLevel=1",
                 "-jar", jar.toString(),
                 "--grpc.server.address=" + host, "--grpc.server.port=" + grpcPort,
                 "--management.server.address=" + host, "--management.server.port=" + managementPort));
