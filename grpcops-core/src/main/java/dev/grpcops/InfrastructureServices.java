@@ -10,9 +10,10 @@ import java.util.List;
 public final class InfrastructureServices {
 
     public static final List<String> NAMES = List.of(
-            "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "grpc.reflection.v1.ServerReflection",
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1alpha.ServerReflection",
+            "grpc.reflection.v1.ServerReflection",
             "grpcops.v1.Faults");
 
-    private InfrastructureServices() {
-    }
+    private InfrastructureServices() {}
 }

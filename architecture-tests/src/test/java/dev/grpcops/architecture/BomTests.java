@@ -21,8 +21,8 @@ class BomTests {
 
     private static final Path ROOT = Paths.get("..").toAbsolutePath().normalize();
     private static final Pattern PROPERTY = Pattern.compile("<([a-z.-]+\\.version)>([^<]+)</\\1>");
-    private static final Pattern PROJECT_VERSION = Pattern.compile(
-            "<artifactId>(grpcops-parent|grpcops-bom)</artifactId>\\s*<version>([^<]+)</version>");
+    private static final Pattern PROJECT_VERSION =
+            Pattern.compile("<artifactId>(grpcops-parent|grpcops-bom)</artifactId>\\s*<version>([^<]+)</version>");
 
     @Test
     void theBomsVersionsAreTheBuildsOwn() throws IOException {
@@ -30,17 +30,20 @@ class BomTests {
         String bom = Files.readString(ROOT.resolve("grpcops-bom/pom.xml"));
         Map<String, String> rootVersions = properties(root);
         Map<String, String> bomVersions = properties(bom);
-        assertThat(bomVersions).containsKeys("grpc.version", "protobuf.version", "grpc-spring.version", "guava.version");
+        assertThat(bomVersions)
+                .containsKeys("grpc.version", "protobuf.version", "grpc-spring.version", "guava.version");
         rootVersions.put("guava.version", managedVersion(root, "guava"));
-        bomVersions.forEach((name, version) ->
-                assertThat(version).as("%s in grpcops-bom/pom.xml against the root pom", name).isEqualTo(rootVersions.get(name)));
+        bomVersions.forEach((name, version) -> assertThat(version)
+                .as("%s in grpcops-bom/pom.xml against the root pom", name)
+                .isEqualTo(rootVersions.get(name)));
         assertThat(projectVersion(bom)).isEqualTo(projectVersion(root));
     }
 
     @Test
     void theBomManagesEveryPublishedModule() throws IOException {
         String bom = Files.readString(ROOT.resolve("grpcops-bom/pom.xml"));
-        for (String module : List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes", "grpcops-proto")) {
+        for (String module :
+                List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes", "grpcops-proto")) {
             assertThat(bom).as(module).contains("<artifactId>" + module + "</artifactId>");
         }
     }
@@ -55,7 +58,8 @@ class BomTests {
     }
 
     private static String managedVersion(String pom, String artifactId) {
-        Matcher matcher = Pattern.compile("<artifactId>" + artifactId + "</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+        Matcher matcher = Pattern.compile("<artifactId>" + artifactId + "</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(pom);
         assertThat(matcher.find()).as(artifactId + " managed in the root pom").isTrue();
         return matcher.group(1);
     }

@@ -31,15 +31,18 @@ class InternalPackagesTests {
         Map<String, String> moduleOfClass = new HashMap<>();
         Map<String, JavaClasses> classesOfModule = new HashMap<>();
         for (Path module : modules()) {
-            List<Path> outputs = Stream.of("target/classes", "target/test-classes").map(module::resolve)
-                    .filter(Files::isDirectory).toList();
+            List<Path> outputs = Stream.of("target/classes", "target/test-classes")
+                    .map(module::resolve)
+                    .filter(Files::isDirectory)
+                    .toList();
             JavaClasses classes = new ClassFileImporter().importPaths(outputs);
             String name = ROOT.relativize(module).toString();
             classesOfModule.put(name, classes);
             classes.forEach(type -> moduleOfClass.put(type.getName(), name));
         }
-        assertThat(classesOfModule).as("modules compiled (run mvn verify from the root)").containsKeys(
-                "grpcops-core", "grpcops-spring-boot-starter", "edge-service", "cli", "examples/greeter");
+        assertThat(classesOfModule)
+                .as("modules compiled (run mvn verify from the root)")
+                .containsKeys("grpcops-core", "grpcops-spring-boot-starter", "edge-service", "cli", "examples/greeter");
 
         List<String> violations = new ArrayList<>();
         classesOfModule.forEach((module, classes) -> {
@@ -54,7 +57,8 @@ class InternalPackagesTests {
             }
         });
         assertThat(violations.stream().distinct().sorted().collect(Collectors.toList()))
-                .as("uses of another module's internal types").isEmpty();
+                .as("uses of another module's internal types")
+                .isEmpty();
     }
 
     private static boolean isInternal(JavaClass type) {
@@ -72,10 +76,12 @@ class InternalPackagesTests {
                 examples.forEach(candidates::add);
             }
         }
-        return candidates.stream().filter(dir -> Files.isRegularFile(dir.resolve("pom.xml")))
+        return candidates.stream()
+                .filter(dir -> Files.isRegularFile(dir.resolve("pom.xml")))
                 .filter(dir -> Files.isDirectory(dir.resolve("target/classes"))
                         || Files.isDirectory(dir.resolve("target/test-classes")))
                 .filter(dir -> !dir.getFileName().toString().equals("architecture-tests"))
-                .sorted().toList();
+                .sorted()
+                .toList();
     }
 }

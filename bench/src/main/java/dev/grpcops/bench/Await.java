@@ -17,8 +17,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class Await {
 
-    private Await() {
-    }
+    private Await() {}
 
     static int main(String[] args) throws InterruptedException {
         if (args.length < 2) {
@@ -59,15 +58,23 @@ final class Await {
     private static Status call(String role, ManagedChannel channel) {
         try {
             switch (role) {
-                case "stock" -> StockGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
-                        .check(CheckRequest.newBuilder().setSku("await").build());
-                case "pricing" -> PricingGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
-                        .quote(QuoteRequest.newBuilder().setSku("await").build());
+                case "stock" ->
+                    StockGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(1, TimeUnit.SECONDS)
+                            .check(CheckRequest.newBuilder().setSku("await").build());
+                case "pricing" ->
+                    PricingGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(1, TimeUnit.SECONDS)
+                            .quote(QuoteRequest.newBuilder().setSku("await").build());
                 case "edge" -> {
-                    var reply = EdgeGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
-                            .checkout(CheckoutRequest.newBuilder().addSkus("await").build());
+                    var reply = EdgeGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(1, TimeUnit.SECONDS)
+                            .checkout(CheckoutRequest.newBuilder()
+                                    .addSkus("await")
+                                    .build());
                     if (!reply.getLines(0).getAvailable()) {
-                        return Status.UNAVAILABLE.withDescription("line unavailable: " + reply.getLines(0).getReason());
+                        return Status.UNAVAILABLE.withDescription(
+                                "line unavailable: " + reply.getLines(0).getReason());
                     }
                 }
                 default -> throw new IllegalArgumentException("unknown role: " + role);

@@ -17,8 +17,7 @@ import java.util.Arrays;
  */
 public final class Bench {
 
-    private Bench() {
-    }
+    private Bench() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
@@ -43,7 +42,8 @@ public final class Bench {
         System.err.println("usage: java -jar grpcops-bench.jar stock PORT");
         System.err.println("       java -jar grpcops-bench.jar pricing PORT STOCK_TARGET");
         System.err.println("       java -jar grpcops-bench.jar edge PORT PRICING_TARGET");
-        System.err.println("       java -jar grpcops-bench.jar await SECONDS stock=TARGET|pricing=TARGET|edge=TARGET...");
+        System.err.println(
+                "       java -jar grpcops-bench.jar await SECONDS stock=TARGET|pricing=TARGET|edge=TARGET...");
         System.exit(2);
     }
 }

@@ -40,8 +40,8 @@ final class BenchEdge extends EdgeGrpc.EdgeImplBase {
             throw new IllegalArgumentException("usage: edge PORT PRICING_TARGET");
         }
         ManagedChannel channel = Servers.channel(args[1]);
-        Servers.serve("edge", Servers.port(args[0]), new BenchEdge(PricingGrpc.newFutureStub(channel)),
-                channel::shutdownNow);
+        Servers.serve(
+                "edge", Servers.port(args[0]), new BenchEdge(PricingGrpc.newFutureStub(channel)), channel::shutdownNow);
     }
 
     @Override
@@ -55,7 +55,11 @@ final class BenchEdge extends EdgeGrpc.EdgeImplBase {
         for (int i = 0; i < request.getSkusCount(); i++) {
             String sku = request.getSkus(i);
             int delayMs = slow.contains(sku) ? SLOW_DELAY_MS : request.getDelayMs();
-            quote(checkout, i, QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build(), true);
+            quote(
+                    checkout,
+                    i,
+                    QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build(),
+                    true);
         }
     }
 
@@ -65,29 +69,46 @@ final class BenchEdge extends EdgeGrpc.EdgeImplBase {
             checkout.line(index, unavailable(quote.getSku(), Status.Code.DEADLINE_EXCEEDED));
             return;
         }
-        Futures.addCallback(pricing.withDeadline(downstream).quote(quote), new FutureCallback<>() {
-            @Override
-            public void onSuccess(QuoteReply reply) {
-                checkout.line(index, Line.newBuilder().setSku(quote.getSku()).setAvailable(true)
-                        .setPriceCents(reply.getPriceCents()).setQty(reply.getQty()).build());
-            }
+        Futures.addCallback(
+                pricing.withDeadline(downstream).quote(quote),
+                new FutureCallback<>() {
+                    @Override
+                    public void onSuccess(QuoteReply reply) {
+                        checkout.line(
+                                index,
+                                Line.newBuilder()
+                                        .setSku(quote.getSku())
+                                        .setAvailable(true)
+                                        .setPriceCents(reply.getPriceCents())
+                                        .setQty(reply.getQty())
+                                        .build());
+                    }
 
-            @Override
-            public void onFailure(Throwable failure) {
-                Status.Code code = Status.fromThrowable(failure).getCode();
-                if (firstAttempt && code == Status.Code.UNAVAILABLE && !checkout.served.isCancelled()
-                        && BudgetRules.allowsRetry(checkout.budget)) {
-                    // In the served call's context, so that the retry too ends when the caller goes.
-                    checkout.served.run(() -> quote(checkout, index, quote, false));
-                    return;
-                }
-                checkout.line(index, unavailable(quote.getSku(), code == Status.Code.OK ? Status.Code.UNKNOWN : code));
-            }
-        }, MoreExecutors.directExecutor());
+                    @Override
+                    public void onFailure(Throwable failure) {
+                        Status.Code code = Status.fromThrowable(failure).getCode();
+                        if (firstAttempt
+                                && code == Status.Code.UNAVAILABLE
+                                && !checkout.served.isCancelled()
+                                && BudgetRules.allowsRetry(checkout.budget)) {
+                            // In the served call's context, so that the retry too ends when the caller goes.
+                            checkout.served.run(() -> quote(checkout, index, quote, false));
+                            return;
+                        }
+                        checkout.line(
+                                index,
+                                unavailable(quote.getSku(), code == Status.Code.OK ? Status.Code.UNKNOWN : code));
+                    }
+                },
+                MoreExecutors.directExecutor());
     }
 
     private static Line unavailable(String sku, Status.Code reason) {
-        return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason.name()).build();
+        return Line.newBuilder()
+                .setSku(sku)
+                .setAvailable(false)
+                .setReason(reason.name())
+                .build();
     }
 
     /** One Checkout being answered: its budget, and its lines as they come in. */

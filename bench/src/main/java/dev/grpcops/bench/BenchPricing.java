@@ -35,7 +35,10 @@ final class BenchPricing extends PricingGrpc.PricingImplBase {
             throw new IllegalArgumentException("usage: pricing PORT STOCK_TARGET");
         }
         ManagedChannel channel = Servers.channel(args[1]);
-        Servers.serve("pricing", Servers.port(args[0]), new BenchPricing(StockGrpc.newFutureStub(channel)),
+        Servers.serve(
+                "pricing",
+                Servers.port(args[0]),
+                new BenchPricing(StockGrpc.newFutureStub(channel)),
                 channel::shutdownNow);
     }
 
@@ -45,27 +48,35 @@ final class BenchPricing extends PricingGrpc.PricingImplBase {
         Deadline downstream = BudgetRules.downstream(budget);
         if (downstream == null) {
             responses.onError(Status.DEADLINE_EXCEEDED
-                    .withDescription("chain.v1.Stock/Check not sent: budget too small").asRuntimeException());
+                    .withDescription("chain.v1.Stock/Check not sent: budget too small")
+                    .asRuntimeException());
             return;
         }
-        CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).setDelayMs(request.getDelayMs()).build();
-        Futures.addCallback(stock.withDeadline(downstream).check(check), new FutureCallback<>() {
-            @Override
-            public void onSuccess(CheckReply reply) {
-                responses.onNext(QuoteReply.newBuilder()
-                        .setSku(request.getSku())
-                        .setPriceCents(PRICE_CENTS)
-                        .setQty(reply.getQty())
-                        .build());
-                responses.onCompleted();
-            }
+        CheckRequest check = CheckRequest.newBuilder()
+                .setSku(request.getSku())
+                .setDelayMs(request.getDelayMs())
+                .build();
+        Futures.addCallback(
+                stock.withDeadline(downstream).check(check),
+                new FutureCallback<>() {
+                    @Override
+                    public void onSuccess(CheckReply reply) {
+                        responses.onNext(QuoteReply.newBuilder()
+                                .setSku(request.getSku())
+                                .setPriceCents(PRICE_CENTS)
+                                .setQty(reply.getQty())
+                                .build());
+                        responses.onCompleted();
+                    }
 
-            @Override
-            public void onFailure(Throwable failure) {
-                Status status = Status.fromThrowable(failure);
-                responses.onError(Status.fromCode(status.getCode()).withDescription(status.getDescription())
-                        .asRuntimeException());
-            }
-        }, MoreExecutors.directExecutor());
+                    @Override
+                    public void onFailure(Throwable failure) {
+                        Status status = Status.fromThrowable(failure);
+                        responses.onError(Status.fromCode(status.getCode())
+                                .withDescription(status.getDescription())
+                                .asRuntimeException());
+                    }
+                },
+                MoreExecutors.directExecutor());
     }
 }

@@ -37,7 +37,10 @@ final class BenchStock extends StockGrpc.StockImplBase {
 
     @Override
     public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
-        CheckReply reply = CheckReply.newBuilder().setSku(request.getSku()).setQty(quantity(request.getSku())).build();
+        CheckReply reply = CheckReply.newBuilder()
+                .setSku(request.getSku())
+                .setQty(quantity(request.getSku()))
+                .build();
         if (request.getDelayMs() <= 0) {
             responses.onNext(reply);
             responses.onCompleted();
@@ -69,11 +72,14 @@ final class BenchStock extends StockGrpc.StockImplBase {
         private volatile ScheduledFuture<?> future;
 
         void schedule(ScheduledThreadPoolExecutor scheduler, int delayMs, Runnable reply) {
-            future = scheduler.schedule(() -> {
-                if (!cancelled) {
-                    reply.run();
-                }
-            }, delayMs, TimeUnit.MILLISECONDS);
+            future = scheduler.schedule(
+                    () -> {
+                        if (!cancelled) {
+                            reply.run();
+                        }
+                    },
+                    delayMs,
+                    TimeUnit.MILLISECONDS);
             if (cancelled) {
                 future.cancel(false); // cancelled while being scheduled
             }

@@ -21,8 +21,7 @@ final class BudgetRules {
     /** A caller deadline further away than this counts as none. */
     static final long NO_DEADLINE_BEYOND_NANOS = TimeUnit.SECONDS.toNanos(1_000_000);
 
-    private BudgetRules() {
-    }
+    private BudgetRules() {}
 
     /** The budget of a call that arrived with {@code callerDeadline} (null: none). */
     static Deadline arrival(Deadline callerDeadline) {

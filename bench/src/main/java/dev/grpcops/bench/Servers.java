@@ -12,8 +12,7 @@ import java.util.concurrent.TimeUnit;
 /** A plain Netty server on loopback and a plain channel, both with direct executors. */
 final class Servers {
 
-    private Servers() {
-    }
+    private Servers() {}
 
     /**
      * Serves {@code service} on 127.0.0.1:{@code port} until the process is told to stop
@@ -27,18 +26,21 @@ final class Servers {
                 .addService(service)
                 .build()
                 .start();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.shutdown();
-            try {
-                if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
-                    server.shutdownNow();
-                }
-            } catch (InterruptedException e) {
-                server.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-            onStop.run();
-        }, name + "-stop"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.shutdown();
+                            try {
+                                if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                                    server.shutdownNow();
+                                }
+                            } catch (InterruptedException e) {
+                                server.shutdownNow();
+                                Thread.currentThread().interrupt();
+                            }
+                            onStop.run();
+                        },
+                        name + "-stop"));
         System.out.println("bench " + name + " listening on 127.0.0.1:" + server.getPort());
         System.out.flush();
         server.awaitTermination();

@@ -35,7 +35,8 @@ final class Caller {
 
     Caller(List<ManagedChannel> channels, Methods.Method method, Message request, Metadata headers, Duration deadline) {
         this.channels = channels.stream()
-                .map(channel -> ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers)))
+                .map(channel ->
+                        ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers)))
                 .toList();
         this.method = method;
         this.request = request;
@@ -60,14 +61,14 @@ final class Caller {
         stats.sent();
         outstanding.incrementAndGet();
         Channel channel = channels.get(Math.floorMod(next.getAndIncrement(), channels.size()));
-        CallOptions options = deadline == null ? CallOptions.DEFAULT
+        CallOptions options = deadline == null
+                ? CallOptions.DEFAULT
                 : CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
         Context previous = context.attach();
         try {
             ClientCalls.asyncUnaryCall(channel.newCall(method.descriptor(), options), request, new StreamObserver<>() {
                 @Override
-                public void onNext(Message reply) {
-                }
+                public void onNext(Message reply) {}
 
                 @Override
                 public void onError(Throwable failure) {

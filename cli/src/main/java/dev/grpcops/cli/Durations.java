@@ -9,8 +9,7 @@ final class Durations {
 
     private static final Pattern FORM = Pattern.compile("(\\d+)(ms|s|m)");
 
-    private Durations() {
-    }
+    private Durations() {}
 
     static Duration parse(String text) {
         Matcher m = FORM.matcher(text.trim());

@@ -18,10 +18,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "fault", mixinStandardHelpOptions = true,
-        description = {"Makes one replica slow, stalling or failing on purpose, or clears what it injects.",
+@Command(
+        name = "fault",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Makes one replica slow, stalling or failing on purpose, or clears what it injects.",
             "Without an option it shows what the replica injects now. Changing it needs GRPCOPS_ADMIN_TOKEN.",
-            "Each change replaces the whole set: --delay 200ms --error-ratio 0.1 sets both, and clears a stall."})
+            "Each change replaces the whole set: --delay 200ms --error-ratio 0.1 sets both, and clears a stall."
+        })
 final class FaultCommand implements Callable<Integer> {
 
     @Parameters(paramLabel = "TARGET", description = "the replica: host:port")
@@ -30,7 +34,9 @@ final class FaultCommand implements Callable<Integer> {
     @Option(names = "--delay", paramLabel = "D", description = "extra delay before every answer, e.g. 200ms")
     Duration delay;
 
-    @Option(names = "--stall", paramLabel = "D/P",
+    @Option(
+            names = "--stall",
+            paramLabel = "D/P",
             description = "answers held for D at the start of every P, e.g. 200ms/1s (a periodic pause)")
     String stall;
 
@@ -67,7 +73,8 @@ final class FaultCommand implements Callable<Integer> {
                 return 2;
             }
             try {
-                faults.setStallMs(Durations.parse(parts[0]).toMillis()).setStallEveryMs(Durations.parse(parts[1]).toMillis());
+                faults.setStallMs(Durations.parse(parts[0]).toMillis())
+                        .setStallEveryMs(Durations.parse(parts[1]).toMillis());
             } catch (IllegalArgumentException e) {
                 spec.commandLine().getErr().println("error: --stall: " + e.getMessage());
                 return 2;
@@ -78,14 +85,17 @@ final class FaultCommand implements Callable<Integer> {
         }
         String token = environment.get(AdminCall.TOKEN_VARIABLE);
         if (change && (token == null || token.isBlank())) {
-            spec.commandLine().getErr().println("error: set " + AdminCall.TOKEN_VARIABLE + " to the services' admin token");
+            spec.commandLine()
+                    .getErr()
+                    .println("error: set " + AdminCall.TOKEN_VARIABLE + " to the services' admin token");
             return 2;
         }
         ManagedChannel channel = Targets.channel(target, Targets.ChannelConfig.pinned);
         try {
-            FaultsGrpc.FaultsBlockingStub stub = FaultsGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            FaultState state = change ? stub.withInterceptors(AdminCredentials.bearer(token)).set(faults.build())
+            FaultsGrpc.FaultsBlockingStub stub =
+                    FaultsGrpc.newBlockingStub(channel).withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            FaultState state = change
+                    ? stub.withInterceptors(AdminCredentials.bearer(token)).set(faults.build())
                     : stub.get(GetFaultsRequest.getDefaultInstance());
             Map<String, Object> printed = new LinkedHashMap<>();
             printed.put("replica", state.getReplica());

@@ -14,16 +14,15 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HealthProbe {
 
-    private HealthProbe() {
-    }
+    private HealthProbe() {}
 
     /** What one Check found: SERVING or not, and what to print. */
-    public record Result(boolean serving, String message) {
-    }
+    public record Result(boolean serving, String message) {}
 
     /** Checks {@code service} ("" for the process) at the gRPC {@code target}, plaintext. */
     public static Result probe(String target, String service, Duration timeout) {
-        ManagedChannel channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+        ManagedChannel channel =
+                ManagedChannelBuilder.forTarget(target).usePlaintext().build();
         try {
             ServingStatus status = HealthGrpc.newBlockingStub(channel)
                     .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
@@ -31,8 +30,12 @@ public final class HealthProbe {
                     .getStatus();
             return new Result(status == ServingStatus.SERVING, status.name());
         } catch (StatusRuntimeException e) {
-            return new Result(false, "error: " + e.getStatus().getCode()
-                    + (e.getStatus().getDescription() == null ? "" : ": " + e.getStatus().getDescription()));
+            return new Result(
+                    false,
+                    "error: " + e.getStatus().getCode()
+                            + (e.getStatus().getDescription() == null
+                                    ? ""
+                                    : ": " + e.getStatus().getDescription()));
         } finally {
             channel.shutdownNow();
         }

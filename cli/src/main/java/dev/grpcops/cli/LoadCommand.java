@@ -18,42 +18,55 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "load", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "load",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = {
             "Calls one of the suite's methods under load and reports status counts and latency percentiles.",
             "",
             "--rate N is an open loop: N calls per second are started on schedule whatever the answers, "
-                + "and latency counts from each call's intended send time (coordinated omission corrected), "
-                + "so a slow server is not hidden by a slow client. At most --max-outstanding calls are "
-                + "outstanding: an intended send beyond it is not made, and counts as CLIENT_OVERLOADED "
-                + "in the status counts (and in sent).",
+                    + "and latency counts from each call's intended send time (coordinated omission corrected), "
+                    + "so a slow server is not hidden by a slow client. At most --max-outstanding calls are "
+                    + "outstanding: an intended send beyond it is not made, and counts as CLIENT_OVERLOADED "
+                    + "in the status counts (and in sent).",
             "--concurrency N is a closed loop: N calls always outstanding, latency from the actual send.",
             "",
             "Latency covers every call made, whatever its status. Throughput is calls made and ended per "
-                + "second over the measured period (after the warm-up, up to the end of its last call). "
-                + "Calls outstanding when the load ends get until their --deadline (10s without one), then "
-                + "are cancelled and counted as CANCELLED; a --concurrency run with -n whose calls all go "
-                + "unanswered that long stops starting calls.",
+                    + "second over the measured period (after the warm-up, up to the end of its last call). "
+                    + "Calls outstanding when the load ends get until their --deadline (10s without one), then "
+                    + "are cancelled and counted as CANCELLED; a --concurrency run with -n whose calls all go "
+                    + "unanswered that long stops starting calls.",
             "",
             "The report goes to stdout: a table, or one JSON object with --json. A progress line goes to "
-                + "stderr once a second when stderr is a terminal, or with --progress.",
+                    + "stderr once a second when stderr is a terminal, or with --progress.",
             "Exit: 0 when the run completed, whatever statuses the calls got; 1 if the target could not be "
-                + "reached (nothing is sent); 2 for bad arguments.",
-            ""},
-        footer = {"", "Example:",
+                    + "reached (nothing is sent); 2 for bad arguments.",
+            ""
+        },
+        footer = {
+            "",
+            "Example:",
             "  grpcops load 127.0.0.1:50061 --method Check --data '{\"sku\":\"a\"}' \\",
-            "      --rate 200 --duration 10s --warmup 2s -H x-grpcops-caller=noisy --json"})
+            "      --rate 200 --duration 10s --warmup 2s -H x-grpcops-caller=noisy --json"
+        })
 final class LoadCommand implements Callable<Integer> {
 
     @Parameters(paramLabel = "TARGET", description = "host:port, dns:///name:port, or a list a:p,b:p,c:p")
     String target;
 
-    @Option(names = "--method", required = true, paramLabel = "METHOD",
+    @Option(
+            names = "--method",
+            required = true,
+            paramLabel = "METHOD",
             description = "full or short name: chain.v1.Edge/Checkout, chain.v1.Pricing/Quote, chain.v1.Stock/Check, "
                     + "chain.v1.Stock/Stats, grpcops.v1.WhoAmI/Who (or Checkout, Quote, Check, Stats, Who)")
     String method;
 
-    @Option(names = "--data", paramLabel = "JSON", description = "the request as protobuf JSON (default: the empty request)")
+    @Option(
+            names = "--data",
+            paramLabel = "JSON",
+            description = "the request as protobuf JSON (default: the empty request)")
     String data;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
@@ -65,23 +78,36 @@ final class LoadCommand implements Callable<Integer> {
     @Option(names = "--deadline", paramLabel = "DURATION", description = "deadline of each call (default: none)")
     Duration deadline;
 
-    @Option(names = {"-H", "--header"}, paramLabel = "KEY=VALUE",
+    @Option(
+            names = {"-H", "--header"},
+            paramLabel = "KEY=VALUE",
             description = "metadata sent with every call, repeatable (e.g. -H x-grpcops-caller=noisy)")
     List<String> headers = new ArrayList<>();
 
-    @Option(names = "--warmup", defaultValue = "0s", paramLabel = "DURATION",
+    @Option(
+            names = "--warmup",
+            defaultValue = "0s",
+            paramLabel = "DURATION",
             description = "run the same load this long first and discard its results (default: ${DEFAULT-VALUE})")
     Duration warmUp;
 
-    @Option(names = "--connections", defaultValue = "1", paramLabel = "N",
+    @Option(
+            names = "--connections",
+            defaultValue = "1",
+            paramLabel = "N",
             description = "channels (connections) the calls are spread over in turn (default: ${DEFAULT-VALUE})")
     int connections;
 
-    @Option(names = "--config", defaultValue = "pinned",
+    @Option(
+            names = "--config",
+            defaultValue = "pinned",
             description = "channel config: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
     Targets.ChannelConfig config;
 
-    @Option(names = "--max-outstanding", defaultValue = "10000", paramLabel = "N",
+    @Option(
+            names = "--max-outstanding",
+            defaultValue = "10000",
+            paramLabel = "N",
             description = "--rate only: most calls outstanding at once; sends beyond count as CLIENT_OVERLOADED "
                     + "(default: ${DEFAULT-VALUE})")
     int maxOutstanding;
@@ -96,10 +122,18 @@ final class LoadCommand implements Callable<Integer> {
     CommandSpec spec;
 
     static final class Mode {
-        @Option(names = "--rate", required = true, paramLabel = "N", description = "open loop: calls started per second")
+        @Option(
+                names = "--rate",
+                required = true,
+                paramLabel = "N",
+                description = "open loop: calls started per second")
         Integer rate;
 
-        @Option(names = "--concurrency", required = true, paramLabel = "N", description = "closed loop: calls always outstanding")
+        @Option(
+                names = "--concurrency",
+                required = true,
+                paramLabel = "N",
+                description = "closed loop: calls always outstanding")
         Integer concurrency;
     }
 
@@ -133,11 +167,16 @@ final class LoadCommand implements Callable<Integer> {
                 }
             }
             Caller caller = new Caller(channels, called, request, metadata, deadline);
-            LoadRun.Shape shape = new LoadRun.Shape(mode.rate, mode.concurrency, maxOutstanding, warmUp,
-                    length.duration, length.count == null ? 0 : length.count);
+            LoadRun.Shape shape = new LoadRun.Shape(
+                    mode.rate,
+                    mode.concurrency,
+                    maxOutstanding,
+                    warmUp,
+                    length.duration,
+                    length.count == null ? 0 : length.count);
             LoadRun.Result result = new LoadRun(caller, shape, deadline, err, progress).run();
-            LoadReport report = LoadReport.of(target, called.fullName(), mode.rate, mode.concurrency,
-                    result.stats(), result.endNanos());
+            LoadReport report = LoadReport.of(
+                    target, called.fullName(), mode.rate, mode.concurrency, result.stats(), result.endNanos());
             if (json) {
                 report.printJson(spec.commandLine().getOut());
             } else {
@@ -186,8 +225,9 @@ final class LoadCommand implements Callable<Integer> {
         try {
             return called.request(data);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
-            throw usage("--data is not a " + called.emptyRequest().getDescriptorForType().getFullName()
-                    + " in protobuf JSON: " + e.getMessage());
+            throw usage("--data is not a "
+                    + called.emptyRequest().getDescriptorForType().getFullName() + " in protobuf JSON: "
+                    + e.getMessage());
         }
     }
 

@@ -8,18 +8,37 @@ import java.util.Map;
 import org.HdrHistogram.Histogram;
 
 /** The result of a load run, as a text table or as one JSON object (the keys are an interface). */
-record LoadReport(String target, String method, Integer rate, Integer concurrency, double durationSeconds,
-        long sent, long completed, Map<String, Long> status, double throughputPerSecond, Histogram latencyMicros) {
+record LoadReport(
+        String target,
+        String method,
+        Integer rate,
+        Integer concurrency,
+        double durationSeconds,
+        long sent,
+        long completed,
+        Map<String, Long> status,
+        double throughputPerSecond,
+        Histogram latencyMicros) {
 
     /**
      * The report of the measured phase. Throughput counts the calls that were made and ended, over
      * the measured period (its start to the end of its last call); client-side drops are not calls made.
      */
-    static LoadReport of(String target, String method, Integer rate, Integer concurrency, LoadStats stats, long endNanos) {
+    static LoadReport of(
+            String target, String method, Integer rate, Integer concurrency, LoadStats stats, long endNanos) {
         double seconds = Math.max(endNanos - stats.startNanos(), 1) / 1e9;
         long made = stats.endedCount() - stats.count(LoadStats.CLIENT_OVERLOADED);
-        return new LoadReport(target, method, rate, concurrency, round(seconds, 3), stats.sentCount(),
-                stats.endedCount(), stats.statuses(), round(made / seconds, 1), stats.latencyMicros());
+        return new LoadReport(
+                target,
+                method,
+                rate,
+                concurrency,
+                round(seconds, 3),
+                stats.sentCount(),
+                stats.endedCount(),
+                stats.statuses(),
+                round(made / seconds, 1),
+                stats.latencyMicros());
     }
 
     void printJson(PrintWriter out) {
@@ -42,7 +61,8 @@ record LoadReport(String target, String method, Integer rate, Integer concurrenc
     void printText(PrintWriter out) {
         out.printf(Locale.ROOT, "%-12s %s%n", "target", target);
         out.printf(Locale.ROOT, "%-12s %s%n", "method", method);
-        out.printf(Locale.ROOT, "%-12s %s%n", "mode", rate != null ? "rate " + rate + "/s" : "concurrency " + concurrency);
+        out.printf(
+                Locale.ROOT, "%-12s %s%n", "mode", rate != null ? "rate " + rate + "/s" : "concurrency " + concurrency);
         out.printf(Locale.ROOT, "%-12s %.3f s%n", "duration", durationSeconds);
         out.printf(Locale.ROOT, "%-12s %d%n", "sent", sent);
         out.printf(Locale.ROOT, "%-12s %d%n", "completed", completed);

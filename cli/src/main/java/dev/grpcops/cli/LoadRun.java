@@ -24,12 +24,11 @@ final class LoadRun {
     static final Duration GRACE = Duration.ofSeconds(10);
 
     /** The load's shape: a rate or a concurrency; a duration or a count (the other 0). */
-    record Shape(Integer rate, Integer concurrency, int maxOutstanding, Duration warmUp, Duration duration, long count) {
-    }
+    record Shape(
+            Integer rate, Integer concurrency, int maxOutstanding, Duration warmUp, Duration duration, long count) {}
 
     /** The measured phase, and when it ended (its last call ended, or its last send, if later). */
-    record Result(LoadStats stats, long endNanos) {
-    }
+    record Result(LoadStats stats, long endNanos) {}
 
     private final Caller caller;
     private final Shape shape;
@@ -101,8 +100,8 @@ final class LoadRun {
         }
         long dropped = measured.count(LoadStats.CLIENT_OVERLOADED);
         if (dropped > 0) {
-            notes.add(dropped + " intended sends were not made (counted as " + LoadStats.CLIENT_OVERLOADED
-                    + "): " + shape.maxOutstanding() + " calls were already outstanding (--max-outstanding)");
+            notes.add(dropped + " intended sends were not made (counted as " + LoadStats.CLIENT_OVERLOADED + "): "
+                    + shape.maxOutstanding() + " calls were already outstanding (--max-outstanding)");
         }
     }
 
@@ -125,8 +124,10 @@ final class LoadRun {
         }
     }
 
-    private static void watch(ManagedChannel channel, ConnectivityState state, CompletableFuture<ConnectivityState> settled) {
-        if (state == ConnectivityState.READY || state == ConnectivityState.TRANSIENT_FAILURE
+    private static void watch(
+            ManagedChannel channel, ConnectivityState state, CompletableFuture<ConnectivityState> settled) {
+        if (state == ConnectivityState.READY
+                || state == ConnectivityState.TRANSIENT_FAILURE
                 || state == ConnectivityState.SHUTDOWN) {
             settled.complete(state);
             return;

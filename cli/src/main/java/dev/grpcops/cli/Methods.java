@@ -45,8 +45,7 @@ final class Methods {
             method(WhoAmIGrpc.getWhoMethod()),
             method(FaultsGrpc.getGetMethod()));
 
-    private Methods() {
-    }
+    private Methods() {}
 
     /**
      * The method named {@code name}: {@code chain.v1.Stock/Check}, {@code /chain.v1.Stock/Check}
@@ -68,8 +67,10 @@ final class Methods {
 
     @SuppressWarnings("unchecked")
     private static Method method(MethodDescriptor<? extends Message, ? extends Message> descriptor) {
-        MethodDescriptor<Message, Message> untyped = (MethodDescriptor<Message, Message>) (MethodDescriptor<?, ?>) descriptor;
-        MethodDescriptor.PrototypeMarshaller<?> requests = (MethodDescriptor.PrototypeMarshaller<?>) descriptor.getRequestMarshaller();
+        MethodDescriptor<Message, Message> untyped =
+                (MethodDescriptor<Message, Message>) (MethodDescriptor<?, ?>) descriptor;
+        MethodDescriptor.PrototypeMarshaller<?> requests =
+                (MethodDescriptor.PrototypeMarshaller<?>) descriptor.getRequestMarshaller();
         return new Method(untyped, (Message) requests.getMessagePrototype());
     }
 }

@@ -9,10 +9,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "probe", mixinStandardHelpOptions = true,
-        description = {"One standard health Check, as kubelet's grpc probe makes it.",
+@Command(
+        name = "probe",
+        mixinStandardHelpOptions = true,
+        description = {
+            "One standard health Check, as kubelet's grpc probe makes it.",
             "Prints the status; exits 0 if SERVING, 1 otherwise (also when the call fails).",
-            "With --wait, checks every 20 ms until SERVING (and prints how long that took) or the wait is over."})
+            "With --wait, checks every 20 ms until SERVING (and prints how long that took) or the wait is over."
+        })
 final class ProbeCommand implements Callable<Integer> {
 
     @Parameters(paramLabel = "TARGET", description = "host:port")
@@ -24,7 +28,9 @@ final class ProbeCommand implements Callable<Integer> {
     @Option(names = "--timeout", defaultValue = "1s", description = "deadline of the check (default: ${DEFAULT-VALUE})")
     Duration timeout;
 
-    @Option(names = "--wait", paramLabel = "DURATION",
+    @Option(
+            names = "--wait",
+            paramLabel = "DURATION",
             description = "check again every 20 ms until SERVING, for at most this long (e.g. 60s)")
     Duration wait;
 
@@ -42,12 +48,16 @@ final class ProbeCommand implements Callable<Integer> {
                 result = HealthProbe.probe(Targets.grpcTarget(target), service, timeout);
             }
             if (result.serving()) {
-                result = new HealthProbe.Result(true, result.message() + " after "
-                        + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
+                result = new HealthProbe.Result(
+                        true,
+                        result.message() + " after "
+                                + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+                                + " ms");
             }
         }
         PrintWriter printer = result.serving() || !result.message().startsWith("error:")
-                ? spec.commandLine().getOut() : spec.commandLine().getErr();
+                ? spec.commandLine().getOut()
+                : spec.commandLine().getErr();
         printer.println(result.message());
         printer.flush();
         return result.serving() ? 0 : 1;

@@ -60,8 +60,16 @@ final class Progress implements AutoCloseable {
         lastNanos = now;
         long ok = current.count(Status.Code.OK.name());
         double p99 = current.latencyMicros().getValueAtPercentile(99) / 1000.0;
-        String line = String.format(Locale.ROOT, "%s%6.1fs  sent %d  ok %d  errors %d  rate %.1f/s  p99 %.2f ms",
-                label, (now - current.startNanos()) / 1e9, current.sentCount(), ok, ended - ok, rate, p99);
+        String line = String.format(
+                Locale.ROOT,
+                "%s%6.1fs  sent %d  ok %d  errors %d  rate %.1f/s  p99 %.2f ms",
+                label,
+                (now - current.startNanos()) / 1e9,
+                current.sentCount(),
+                ok,
+                ended - ok,
+                rate,
+                p99);
         if (inPlace) {
             err.print("\r" + line + "\033[K");
         } else {

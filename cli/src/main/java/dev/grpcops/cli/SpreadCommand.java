@@ -14,14 +14,18 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
-@Command(name = "spread", mixinStandardHelpOptions = true,
-        description = {"Calls Who N times on one channel and prints which pod answered how often, as JSON.",
-            "Exits 1 if any call failed (the failures go to stderr)."})
+@Command(
+        name = "spread",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Calls Who N times on one channel and prints which pod answered how often, as JSON.",
+            "Exits 1 if any call failed (the failures go to stderr)."
+        })
 final class SpreadCommand implements Callable<Integer> {
 
     private static final Duration SETTLE = Duration.ofMillis(200);
@@ -32,7 +36,9 @@ final class SpreadCommand implements Callable<Integer> {
     @Option(names = "-n", defaultValue = "60", description = "how many calls (default: ${DEFAULT-VALUE})")
     int calls;
 
-    @Option(names = "--config", defaultValue = "pinned",
+    @Option(
+            names = "--config",
+            defaultValue = "pinned",
             description = "channel config: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
     Targets.ChannelConfig config;
 
@@ -81,7 +87,8 @@ final class SpreadCommand implements Callable<Integer> {
                 }
                 try {
                     String pod = whoami.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                            .who(WhoRequest.getDefaultInstance()).getPod();
+                            .who(WhoRequest.getDefaultInstance())
+                            .getPod();
                     pods.merge(pod, 1, Integer::sum);
                 } catch (StatusRuntimeException e) {
                     failures.merge(e.getStatus().getCode().name(), 1, Integer::sum);

@@ -1,7 +1,7 @@
 package dev.grpcops.cli;
 
-import dev.grpcops.resolver.AddressListNameResolverProvider;
 import dev.grpcops.client.ServiceConfigs;
+import dev.grpcops.resolver.AddressListNameResolverProvider;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import java.util.Map;
@@ -12,8 +12,7 @@ import java.util.Map;
  */
 public final class Targets {
 
-    private Targets() {
-    }
+    private Targets() {}
 
     /** The gRPC target string for a TARGET argument. */
     static String grpcTarget(String target) {
@@ -28,7 +27,8 @@ public final class Targets {
 
     /** A plaintext channel to TARGET with {@code config} as its default service config. */
     public static ManagedChannel channel(String target, ChannelConfig config) {
-        ManagedChannelBuilder<?> builder = ManagedChannelBuilder.forTarget(grpcTarget(target)).usePlaintext();
+        ManagedChannelBuilder<?> builder =
+                ManagedChannelBuilder.forTarget(grpcTarget(target)).usePlaintext();
         Map<String, ?> serviceConfig = config.serviceConfig();
         if (!serviceConfig.isEmpty()) {
             builder.defaultServiceConfig(serviceConfig);

@@ -14,9 +14,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "watch", mixinStandardHelpOptions = true,
-        description = {"Streams a health name's status: one timestamped line now and one per change,",
-            "until interrupted (Ctrl-C) or the server ends the stream (exit 1)."})
+@Command(
+        name = "watch",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Streams a health name's status: one timestamped line now and one per change,",
+            "until interrupted (Ctrl-C) or the server ends the stream (exit 1)."
+        })
 final class WatchCommand implements Callable<Integer> {
 
     @Parameters(paramLabel = "TARGET", description = "host:port, dns:///name:port, or a list a:p,b:p,c:p")

@@ -26,21 +26,28 @@ class CallCommandTests {
         stock.close();
     }
 
-    private record Run(int exit, String out, String err) {
-    }
+    private record Run(int exit, String out, String err) {}
 
     private static Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int exit = GrpcOpsCli.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
         return new Run(exit, out.toString(), err.toString());
     }
 
     @Test
     void answersWithTheReplyAsJsonAndSendsTheHeaders() {
-        Run call = run("call", stock.target(), "Check", "{\"sku\":\"a\"}", "--deadline", "5s", "-H", "x-grpcops-caller=me");
+        Run call = run(
+                "call", stock.target(), "Check", "{\"sku\":\"a\"}", "--deadline", "5s", "-H", "x-grpcops-caller=me");
         assertThat(call.exit()).as(call.err()).isZero();
-        assertThat(JsonParser.parseString(call.out()).getAsJsonObject().get("sku").getAsString()).isEqualTo("a");
+        assertThat(JsonParser.parseString(call.out())
+                        .getAsJsonObject()
+                        .get("sku")
+                        .getAsString())
+                .isEqualTo("a");
         assertThat(stock.callers).contains("me");
     }
 

@@ -42,7 +42,9 @@ class CliUsageTests {
     @Test
     void drainWithoutTokenDoesNotCall() {
         StringWriter err = new StringWriter();
-        CommandLine cli = GrpcOpsCli.commandLine().setOut(new PrintWriter(new StringWriter())).setErr(new PrintWriter(err));
+        CommandLine cli = GrpcOpsCli.commandLine()
+                .setOut(new PrintWriter(new StringWriter()))
+                .setErr(new PrintWriter(err));
         DrainCommand drain = cli.getSubcommands().get("drain").getCommand();
         drain.environment = Map.of();
         // 2, not the 1 of a failed call: it stopped before calling 127.0.0.1:1, where nothing listens.
@@ -62,10 +64,12 @@ class CliUsageTests {
     private static Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int exit = GrpcOpsCli.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
         return new Run(exit, out.toString(), err.toString());
     }
 
-    private record Run(int exit, String out, String err) {
-    }
+    private record Run(int exit, String out, String err) {}
 }

@@ -36,9 +36,13 @@ class FaultCommandTests {
     void start() throws Exception {
         faults = FaultInjection.builder().replica("stock-2").build();
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-                .addService(ServerInterceptors.intercept(faults.adminService(),
-                        AdminAuthorization.builder(List.of(FaultInjection.adminMethods())).token(TOKEN).build()))
-                .build().start();
+                .addService(ServerInterceptors.intercept(
+                        faults.adminService(),
+                        AdminAuthorization.builder(List.of(FaultInjection.adminMethods()))
+                                .token(TOKEN)
+                                .build()))
+                .build()
+                .start();
         target = "127.0.0.1:" + server.getPort();
     }
 
@@ -47,13 +51,13 @@ class FaultCommandTests {
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
 
-    private record Run(int exit, String out, String err) {
-    }
+    private record Run(int exit, String out, String err) {}
 
     private Run run(Map<String, String> environment, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        picocli.CommandLine cli = GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        picocli.CommandLine cli =
+                GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
         FaultCommand command = cli.getSubcommands().get("fault").getCommand();
         command.environment = environment;
         int exit = cli.execute(args);
@@ -68,12 +72,16 @@ class FaultCommandTests {
         JsonObject printed = JsonParser.parseString(set.out()).getAsJsonObject();
         assertThat(printed.get("replica").getAsString()).isEqualTo("stock-2");
         assertThat(printed.get("stall_every_ms").getAsLong()).isEqualTo(1000);
-        assertThat(faults.current()).isEqualTo(new Faults(Duration.ofMillis(200), Duration.ofMillis(200),
-                Duration.ofSeconds(1), 0.5));
+        assertThat(faults.current())
+                .isEqualTo(new Faults(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(1), 0.5));
 
         Run shown = run(Map.of(), "fault", target);
         assertThat(shown.exit()).isZero();
-        assertThat(JsonParser.parseString(shown.out()).getAsJsonObject().get("delay_ms").getAsLong()).isEqualTo(200);
+        assertThat(JsonParser.parseString(shown.out())
+                        .getAsJsonObject()
+                        .get("delay_ms")
+                        .getAsLong())
+                .isEqualTo(200);
 
         assertThat(run(env, "fault", target, "--clear").exit()).isZero();
         assertThat(faults.current()).isEqualTo(Faults.NONE);
@@ -89,8 +97,8 @@ class FaultCommandTests {
 
     @Test
     void aWrongTokenIsRefusedByTheServer() {
-        Run refused = run(Map.of("GRPCOPS_ADMIN_TOKEN", "not-the-token-but-long-enough"), "fault", target, "--delay",
-                "200ms");
+        Run refused = run(
+                Map.of("GRPCOPS_ADMIN_TOKEN", "not-the-token-but-long-enough"), "fault", target, "--delay", "200ms");
         assertThat(refused.exit()).isEqualTo(1);
         assertThat(refused.err()).contains("PERMISSION_DENIED");
         assertThat(faults.current()).isEqualTo(Faults.NONE);

@@ -48,25 +48,44 @@ class LoadCommandTests {
     @Test
     void rateIsKeptAsTheServerSeesIt() throws Exception {
         for (int attempt = 1; ; attempt++) {
-            try (TestStockServer server = new TestStockServer(); Hiccups hiccups = new Hiccups()) {
+            try (TestStockServer server = new TestStockServer();
+                    Hiccups hiccups = new Hiccups()) {
                 SoftAssertions softly = rateAttempt(server);
                 if (softly.errorsCollected().isEmpty()) {
                     return;
                 }
                 if (hiccups.maxMillis() < 25 || attempt == 3) {
-                    softly.fail("longest stall of the test JVM in attempt " + attempt + ": " + hiccups.maxMillis() + " ms");
+                    softly.fail(
+                            "longest stall of the test JVM in attempt " + attempt + ": " + hiccups.maxMillis() + " ms");
                     softly.assertAll();
                 }
                 System.out.println("rate attempt " + attempt + " missed during a " + hiccups.maxMillis()
-                        + " ms stall of the test JVM; running it again: " + softly.errorsCollected().get(0).getMessage()
-                        .lines().findFirst().orElse(""));
+                        + " ms stall of the test JVM; running it again: "
+                        + softly.errorsCollected()
+                                .get(0)
+                                .getMessage()
+                                .lines()
+                                .findFirst()
+                                .orElse(""));
             }
         }
     }
 
     private static SoftAssertions rateAttempt(TestStockServer server) {
-        Run run = run("load", server.target(), "--method", "Check", "--data", "{\"sku\":\"a\"}",
-                "--rate", "200", "--duration", "3s", "--warmup", "1s", "--json");
+        Run run = run(
+                "load",
+                server.target(),
+                "--method",
+                "Check",
+                "--data",
+                "{\"sku\":\"a\"}",
+                "--rate",
+                "200",
+                "--duration",
+                "3s",
+                "--warmup",
+                "1s",
+                "--json");
 
         SoftAssertions softly = new SoftAssertions();
         softly.assertThat(run.exit()).as(run.err()).isZero();
@@ -76,9 +95,12 @@ class LoadCommandTests {
             return softly;
         }
         List<Long> measured = arrivals.subList(200, 800);
-        String seen = "arrivals (ms from the first): " + measured.stream()
-                .map(t -> String.valueOf((t - measured.get(0)) / 1_000_000)).toList();
-        softly.assertThat(fittedRate(measured)).as("calls per second, fitted to the arrivals; " + seen)
+        String seen = "arrivals (ms from the first): "
+                + measured.stream()
+                        .map(t -> String.valueOf((t - measured.get(0)) / 1_000_000))
+                        .toList();
+        softly.assertThat(fittedRate(measured))
+                .as("calls per second, fitted to the arrivals; " + seen)
                 .isCloseTo(200, within(10.0));
         long from = measured.get(0) + TimeUnit.MILLISECONDS.toNanos(500);
         long to = from + TimeUnit.SECONDS.toNanos(2);
@@ -86,16 +108,29 @@ class LoadCommandTests {
         softly.assertThat(inMiddle).as("arrivals in the middle 2 s; " + seen).isBetween(380L, 420L);
 
         JsonObject report = JsonParser.parseString(run.out()).getAsJsonObject();
-        softly.assertThat(report.get("sent").getAsLong()).as("the warm-up is not reported").isEqualTo(600);
-        softly.assertThat(report.getAsJsonObject("status").get("OK").getAsLong()).isEqualTo(600);
+        softly.assertThat(report.get("sent").getAsLong())
+                .as("the warm-up is not reported")
+                .isEqualTo(600);
+        softly.assertThat(report.getAsJsonObject("status").get("OK").getAsLong())
+                .isEqualTo(600);
         softly.assertThat(report.get("throughput_per_s").getAsDouble()).isCloseTo(200, within(10.0));
         return softly;
     }
 
     @Test
     void concurrencyKeepsExactlyNOutstanding() {
-        Run run = run("load", stock.target(), "--method", "chain.v1.Stock/Check", "--data", "{\"sku\":\"a\",\"delayMs\":20}",
-                "--concurrency", "8", "-n", "200", "--json");
+        Run run = run(
+                "load",
+                stock.target(),
+                "--method",
+                "chain.v1.Stock/Check",
+                "--data",
+                "{\"sku\":\"a\",\"delayMs\":20}",
+                "--concurrency",
+                "8",
+                "-n",
+                "200",
+                "--json");
 
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(stock.calls.get()).isEqualTo(200);
@@ -122,19 +157,44 @@ class LoadCommandTests {
 
     @Test
     void deadlineIsHonoured() {
-        Run run = run("load", stock.target(), "--method", "Check", "--data", "{\"sku\":\"a\",\"delay_ms\":5000}",
-                "--concurrency", "5", "-n", "10", "--deadline", "100ms", "--json");
+        Run run = run(
+                "load",
+                stock.target(),
+                "--method",
+                "Check",
+                "--data",
+                "{\"sku\":\"a\",\"delay_ms\":5000}",
+                "--concurrency",
+                "5",
+                "-n",
+                "10",
+                "--deadline",
+                "100ms",
+                "--json");
 
         assertThat(run.exit()).as(run.err()).isZero();
         JsonObject report = JsonParser.parseString(run.out()).getAsJsonObject();
-        assertThat(report.getAsJsonObject("status").get("DEADLINE_EXCEEDED").getAsLong()).isEqualTo(10);
-        assertThat(report.getAsJsonObject("latency_ms").get("p50").getAsDouble()).isGreaterThanOrEqualTo(99.0);
+        assertThat(report.getAsJsonObject("status").get("DEADLINE_EXCEEDED").getAsLong())
+                .isEqualTo(10);
+        assertThat(report.getAsJsonObject("latency_ms").get("p50").getAsDouble())
+                .isGreaterThanOrEqualTo(99.0);
     }
 
     @Test
     void metadataIsSentWithEveryCall() {
-        Run run = run("load", stock.target(), "--method", "Check", "--concurrency", "2", "-n", "6",
-                "-H", "x-grpcops-caller=noisy", "--header", "x-grpcops-criticality=sheddable");
+        Run run = run(
+                "load",
+                stock.target(),
+                "--method",
+                "Check",
+                "--concurrency",
+                "2",
+                "-n",
+                "6",
+                "-H",
+                "x-grpcops-caller=noisy",
+                "--header",
+                "x-grpcops-criticality=sheddable");
 
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(stock.callers).hasSize(6).containsOnly("noisy");
@@ -143,7 +203,8 @@ class LoadCommandTests {
 
     @Test
     void connectionsAreSeparateAndTakenInTurn() {
-        Run run = run("load", stock.target(), "--method", "Check", "--concurrency", "3", "-n", "30", "--connections", "3");
+        Run run = run(
+                "load", stock.target(), "--method", "Check", "--concurrency", "3", "-n", "30", "--connections", "3");
 
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(stock.peers).hasSize(3);
@@ -156,8 +217,19 @@ class LoadCommandTests {
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(run.out().strip()).doesNotContain("\n");
         JsonObject report = JsonParser.parseString(run.out()).getAsJsonObject();
-        assertThat(report.keySet()).containsExactly("target", "method", "mode", "rate", "concurrency", "duration_s",
-                "sent", "completed", "status", "throughput_per_s", "latency_ms");
+        assertThat(report.keySet())
+                .containsExactly(
+                        "target",
+                        "method",
+                        "mode",
+                        "rate",
+                        "concurrency",
+                        "duration_s",
+                        "sent",
+                        "completed",
+                        "status",
+                        "throughput_per_s",
+                        "latency_ms");
         assertThat(report.get("target").getAsString()).isEqualTo(stock.target());
         assertThat(report.get("method").getAsString()).isEqualTo("chain.v1.Stock/Check");
         assertThat(report.get("mode").getAsString()).isEqualTo("rate");
@@ -165,10 +237,12 @@ class LoadCommandTests {
         assertThat(report.get("concurrency").isJsonNull()).isTrue();
         assertThat(report.get("duration_s").getAsDouble()).isPositive();
         long statusSum = report.getAsJsonObject("status").entrySet().stream()
-                .mapToLong(e -> e.getValue().getAsLong()).sum();
+                .mapToLong(e -> e.getValue().getAsLong())
+                .sum();
         assertThat(report.get("sent").getAsLong()).isEqualTo(20).isEqualTo(statusSum);
         assertThat(report.get("completed").getAsLong()).isEqualTo(20);
-        assertThat(report.getAsJsonObject("latency_ms").keySet()).containsExactly("p50", "p90", "p99", "p999", "max", "mean");
+        assertThat(report.getAsJsonObject("latency_ms").keySet())
+                .containsExactly("p50", "p90", "p99", "p999", "max", "mean");
         // the progress line went to stderr (its last line is printed when the run ends)
         assertThat(run.err()).contains("sent 20", "ok 20", "p99");
     }
@@ -178,7 +252,8 @@ class LoadCommandTests {
         Run run = run("load", stock.target(), "--method", "Check", "--rate", "100", "-n", "10");
 
         assertThat(run.exit()).as(run.err()).isZero();
-        assertThat(run.out()).contains("chain.v1.Stock/Check", "rate 100/s", "throughput")
+        assertThat(run.out())
+                .contains("chain.v1.Stock/Check", "rate 100/s", "throughput")
                 .containsPattern("OK\\s+10\\n")
                 .contains("p50", "p90", "p99", "p99.9", "max", "mean");
         assertThat(run.err()).as("no progress when stderr is not a terminal").isEmpty();
@@ -188,8 +263,22 @@ class LoadCommandTests {
     @Test
     void aStalledServerDoesNotQueueCallsWithoutBound() {
         // Sends 10..49 are due 50-245 ms in, long before the first deadline (1 s) frees a slot.
-        Run run = run("load", stock.target(), "--method", "Check", "--data", "{\"sku\":\"stall\"}",
-                "--rate", "200", "-n", "50", "--max-outstanding", "10", "--deadline", "1s", "--json");
+        Run run = run(
+                "load",
+                stock.target(),
+                "--method",
+                "Check",
+                "--data",
+                "{\"sku\":\"stall\"}",
+                "--rate",
+                "200",
+                "-n",
+                "50",
+                "--max-outstanding",
+                "10",
+                "--deadline",
+                "1s",
+                "--json");
 
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(stock.calls.get()).isEqualTo(10);
@@ -249,7 +338,8 @@ class LoadCommandTests {
         assertThat(notJson.exit()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(notJson.err()).contains("--data is not a chain.v1.CheckRequest in protobuf JSON");
 
-        Run unknownField = run("load", "127.0.0.1:1", "--method", "Check", "--data", "{\"skew\":\"a\"}", "--rate", "5", "-n", "5");
+        Run unknownField =
+                run("load", "127.0.0.1:1", "--method", "Check", "--data", "{\"skew\":\"a\"}", "--rate", "5", "-n", "5");
         assertThat(unknownField.exit()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(unknownField.err()).contains("--data", "skew");
     }
@@ -259,8 +349,19 @@ class LoadCommandTests {
         Run help = run("load", "--help");
 
         assertThat(help.exit()).isZero();
-        assertThat(help.out()).contains("Usage: grpcops load", "--rate", "--concurrency", "--duration", "-n",
-                "--deadline", "--warmup", "--connections", "--json", "--max-outstanding", "CLIENT_OVERLOADED");
+        assertThat(help.out())
+                .contains(
+                        "Usage: grpcops load",
+                        "--rate",
+                        "--concurrency",
+                        "--duration",
+                        "-n",
+                        "--deadline",
+                        "--warmup",
+                        "--connections",
+                        "--json",
+                        "--max-outstanding",
+                        "CLIENT_OVERLOADED");
     }
 
     @Test
@@ -297,10 +398,12 @@ class LoadCommandTests {
     private static Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int exit = GrpcOpsCli.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
         return new Run(exit, out.toString(), err.toString());
     }
 
-    private record Run(int exit, String out, String err) {
-    }
+    private record Run(int exit, String out, String err) {}
 }

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 class TargetsTests {
 
@@ -22,9 +22,11 @@ class TargetsTests {
 
     @Test
     void aListOfNonAddressesIsRefused() {
-        assertThatIllegalArgumentException().isThrownBy(() -> Targets.grpcTarget("a:1,b"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> Targets.grpcTarget("a:1,b"))
                 .withMessage("'b' is not host:port");
-        assertThatIllegalArgumentException().isThrownBy(() -> Targets.grpcTarget("a:1,b:x"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> Targets.grpcTarget("a:1,b:x"))
                 .withMessage("'b:x' is not host:port");
     }
 
@@ -36,7 +38,8 @@ class TargetsTests {
 
     @Test
     void nonsenseDurationIsRefused() {
-        assertThatIllegalArgumentException().isThrownBy(() -> Durations.parse("3 seconds"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> Durations.parse("3 seconds"))
                 .withMessageContaining("like 250ms, 3s or 1m");
     }
 }

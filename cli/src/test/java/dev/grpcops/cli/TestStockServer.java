@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class TestStockServer implements AutoCloseable {
 
     static final Metadata.Key<String> CALLER = Metadata.Key.of("x-grpcops-caller", Metadata.ASCII_STRING_MARSHALLER);
-    static final Metadata.Key<String> CRITICALITY = Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER);
+    static final Metadata.Key<String> CRITICALITY =
+            Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER);
 
     final AtomicLong calls = new AtomicLong();
     final ConcurrentLinkedQueue<Long> arrivalNanos = new ConcurrentLinkedQueue<>();
@@ -75,8 +76,8 @@ final class TestStockServer implements AutoCloseable {
 
     private final class Recording implements ServerInterceptor {
         @Override
-        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                ServerCallHandler<ReqT, RespT> next) {
+        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
             if (call.getMethodDescriptor().equals(StockGrpc.getCheckMethod())) {
                 arrivalNanos.add(System.nanoTime());
                 String caller = headers.get(CALLER);
@@ -105,9 +106,14 @@ final class TestStockServer implements AutoCloseable {
                 }
                 inProgress.decrementAndGet();
                 if (failEvery > 0 && n % failEvery == 0) {
-                    observer.onError(Status.UNAVAILABLE.withDescription("every " + failEvery + "th call").asRuntimeException());
+                    observer.onError(Status.UNAVAILABLE
+                            .withDescription("every " + failEvery + "th call")
+                            .asRuntimeException());
                 } else {
-                    observer.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
+                    observer.onNext(CheckReply.newBuilder()
+                            .setSku(request.getSku())
+                            .setQty(7)
+                            .build());
                     observer.onCompleted();
                 }
             };

@@ -63,11 +63,15 @@ class ChainContainersIT {
         // The three started at once: Edge's channel may have found Pricing not yet listening. Wait
         // until a Checkout goes through all three hops (and the JVMs are warm), not a fixed count.
         await("a Checkout answered through all three containers")
-                .atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                .atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofMillis(200))
                 .until(() -> edge().withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .checkout(CheckoutRequest.newBuilder().addSkus("warm").build()).getLines(0).getAvailable());
+                        .checkout(CheckoutRequest.newBuilder().addSkus("warm").build())
+                        .getLines(0)
+                        .getAvailable());
         for (int i = 0; i < 20; i++) {
-            edge().withDeadlineAfter(10, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder().addSkus("warm").build());
+            edge().withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("warm").build());
         }
     }
 
@@ -85,7 +89,8 @@ class ChainContainersIT {
     @Test
     @Order(1)
     void budgetNumbersHoldAcrossContainers() {
-        PricingGrpc.newBlockingStub(toPricing).withDeadlineAfter(1, TimeUnit.SECONDS)
+        PricingGrpc.newBlockingStub(toPricing)
+                .withDeadlineAfter(1, TimeUnit.SECONDS)
                 .quote(QuoteRequest.newBuilder().setSku("c-quote").build());
         assertThat(stats("c-quote").getReceivedDeadlineS(0)).isCloseTo(0.8, within(0.15));
 
@@ -93,25 +98,41 @@ class ChainContainersIT {
         Duration delay = Duration.ofMillis(250);
         long started = System.nanoTime();
         CheckoutReply reply = edge().withDeadlineAfter(1200, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addAllSkus(skus).setDelayMs((int) delay.toMillis()).build());
+                .checkout(CheckoutRequest.newBuilder()
+                        .addAllSkus(skus)
+                        .setDelayMs((int) delay.toMillis())
+                        .build());
         // One after another takes at least 4 x 250 ms at Stock alone; at once, 250 ms plus the hops.
         // The sequential floor is the bound: 750 ms of room for container networking on a loaded machine.
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("parallel fan-out")
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("parallel fan-out")
                 .isLessThan(delay.multipliedBy(skus.size()));
         assertThat(reply.getLinesList()).allMatch(Line::getAvailable);
         for (String sku : skus) {
             assertThat(stats(sku).getReceivedDeadlineS(0)).isCloseTo(0.8, within(0.15));
         }
 
-        CheckoutReply partial = edge().withDeadlineAfter(1, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
-                .addSkus("c-x").addSkus("c-slow").addSkus("c-y").addSlowSkus("c-slow").build());
+        CheckoutReply partial = edge().withDeadlineAfter(1, TimeUnit.SECONDS)
+                .checkout(CheckoutRequest.newBuilder()
+                        .addSkus("c-x")
+                        .addSkus("c-slow")
+                        .addSkus("c-y")
+                        .addSlowSkus("c-slow")
+                        .build());
         assertThat(partial.getLinesList()).extracting(Line::getAvailable).containsExactly(true, false, true);
 
         assertThat(edge().withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addSkus("flaky-c1").build()).getLines(0).getAvailable()).isTrue();
+                        .checkout(
+                                CheckoutRequest.newBuilder().addSkus("flaky-c1").build())
+                        .getLines(0)
+                        .getAvailable())
+                .isTrue();
         assertThat(stats("flaky-c1").getCalls()).isEqualTo(2);
         assertThat(edge().withDeadlineAfter(800, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addSkus("flaky-c2").build()).getLines(0).getReason())
+                        .checkout(
+                                CheckoutRequest.newBuilder().addSkus("flaky-c2").build())
+                        .getLines(0)
+                        .getReason())
                 .isEqualTo("UNAVAILABLE");
     }
 
@@ -123,20 +144,30 @@ class ChainContainersIT {
 
         // A reply at all is within the 1 s deadline: the stopped downstream costs the lines, not the answer.
         CheckoutReply down = edge().withDeadlineAfter(1, TimeUnit.SECONDS)
-                .checkout(CheckoutRequest.newBuilder().addSkus("down-a").addSkus("down-b").build());
+                .checkout(CheckoutRequest.newBuilder()
+                        .addSkus("down-a")
+                        .addSkus("down-b")
+                        .build());
         assertThat(down.getLinesList()).extracting(Line::getAvailable).containsOnly(false);
         assertThat(down.getLinesList()).extracting(Line::getReason).isSubsetOf("UNAVAILABLE", "DEADLINE_EXCEEDED");
 
         docker.startContainerCmd(stock.getContainerId()).exec();
-        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
-                assertThat(edge().withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .checkout(CheckoutRequest.newBuilder().addSkus("back-a").build()).getLines(0).getAvailable())
+        await().atMost(Duration.ofMinutes(2))
+                .pollInterval(Duration.ofMillis(500))
+                .untilAsserted(() -> assertThat(edge().withDeadlineAfter(2, TimeUnit.SECONDS)
+                                .checkout(CheckoutRequest.newBuilder()
+                                        .addSkus("back-a")
+                                        .build())
+                                .getLines(0)
+                                .getAvailable())
                         .isTrue());
     }
 
     private static SkuStats stats(String sku) {
-        return StockGrpc.newBlockingStub(toStock).withDeadlineAfter(5, TimeUnit.SECONDS)
-                .stats(StatsRequest.newBuilder().setSku(sku).build()).getSkus(0);
+        return StockGrpc.newBlockingStub(toStock)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .stats(StatsRequest.newBuilder().setSku(sku).build())
+                .getSkus(0);
     }
 
     private static EdgeGrpc.EdgeBlockingStub edge() {

@@ -3,8 +3,7 @@ package dev.grpcops.containers;
 /** Whether this run is CI's: there a missing tool fails the test instead of skipping it. */
 final class Ci {
 
-    private Ci() {
-    }
+    private Ci() {}
 
     /** {@code CI=true} (any case) or {@code CI=1}, as CI services set it. */
     static boolean isCi() {

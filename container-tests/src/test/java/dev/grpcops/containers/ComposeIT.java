@@ -39,7 +39,8 @@ class ComposeIT {
 
     private static final String PROJECT = "grpcops-it";
     private static boolean upAttempted;
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     /** Builds the images (cached layers after the first run) and starts the stack: minutes at most. */
     @BeforeAll
@@ -68,14 +69,22 @@ class ComposeIT {
     @Test
     @Timeout(value = 8, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void checkoutThroughEdgesPublishedPortAndEveryScrapeTargetUp() throws Exception {
-        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(2)).until(() ->
-                HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2)).serving());
+        await().atMost(Duration.ofMinutes(4))
+                .pollInterval(Duration.ofSeconds(2))
+                .until(() -> HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2))
+                        .serving());
 
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", 50063).usePlaintext().build();
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", 50063)
+                .usePlaintext()
+                .build();
         try {
             await().atMost(Duration.ofMinutes(1)).ignoreExceptions().untilAsserted(() -> {
-                CheckoutReply reply = EdgeGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .checkout(CheckoutRequest.newBuilder().addSkus("compose-a").addSkus("compose-b").build());
+                CheckoutReply reply = EdgeGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(2, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder()
+                                .addSkus("compose-a")
+                                .addSkus("compose-b")
+                                .build());
                 assertThat(reply.getLinesList()).extracting(Line::getAvailable).containsOnly(true);
                 assertThat(reply.getLines(0).getPriceCents()).isEqualTo(1200);
             });
@@ -83,9 +92,13 @@ class ComposeIT {
             channel.shutdownNow();
         }
 
-        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(2)).ignoreExceptions().untilAsserted(() ->
-                assertThat(scrapeTargets()).hasSize(9).allSatisfy((instance, health) ->
-                        assertThat(health).as(instance).isEqualTo("up")));
+        await().atMost(Duration.ofMinutes(2))
+                .pollInterval(Duration.ofSeconds(2))
+                .ignoreExceptions()
+                .untilAsserted(() -> assertThat(scrapeTargets())
+                        .hasSize(9)
+                        .allSatisfy((instance, health) ->
+                                assertThat(health).as(instance).isEqualTo("up")));
     }
 
     /**
@@ -95,35 +108,59 @@ class ComposeIT {
     @Test
     @Timeout(value = 8, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void everyDashboardQueryReturnsSeries() throws Exception {
-        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(2)).until(() ->
-                HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2)).serving());
-        ManagedChannel edge = NettyChannelBuilder.forAddress("127.0.0.1", 50063).usePlaintext().build();
-        ManagedChannel pricing = NettyChannelBuilder.forAddress("127.0.0.1", 50062).usePlaintext().build();
+        await().atMost(Duration.ofMinutes(4))
+                .pollInterval(Duration.ofSeconds(2))
+                .until(() -> HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2))
+                        .serving());
+        ManagedChannel edge = NettyChannelBuilder.forAddress("127.0.0.1", 50063)
+                .usePlaintext()
+                .build();
+        ManagedChannel pricing = NettyChannelBuilder.forAddress("127.0.0.1", 50062)
+                .usePlaintext()
+                .build();
         List<String> queries = dashboardQueries();
         assertThat(queries).hasSizeGreaterThan(20);
         try {
-            await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(5)).untilAsserted(() -> {
-                // Traffic that every panel sees: Checkouts with and without a deadline, a slow line, a
-                // Quote whose budget cannot cover Stock.
-                for (int i = 0; i < 20; i++) {
-                    EdgeGrpc.newBlockingStub(edge).withDeadlineAfter(2, TimeUnit.SECONDS)
-                            .checkout(CheckoutRequest.newBuilder().addSkus("panel-" + i).addSkus("panel-b").build());
-                }
-                EdgeGrpc.newBlockingStub(edge).checkout(CheckoutRequest.newBuilder().addSkus("no-deadline").build());
-                EdgeGrpc.newBlockingStub(edge).withDeadlineAfter(1, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
-                        .addSkus("quick").addSkus("slow").addSlowSkus("slow").build());
-                assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> dev.grpcops.proto.chain.v1.PricingGrpc
-                        .newBlockingStub(pricing).withDeadlineAfter(450, TimeUnit.MILLISECONDS)
-                        .quote(dev.grpcops.proto.chain.v1.QuoteRequest.newBuilder().setSku("too-late").build())))
-                        .as("a Quote whose budget cannot cover Stock").isNotNull();
-                List<String> empty = new ArrayList<>();
-                for (String query : queries) {
-                    if (!returnsSeries(query)) {
-                        empty.add(query);
-                    }
-                }
-                assertThat(empty).as("dashboard queries without series").isEmpty();
-            });
+            await().atMost(Duration.ofMinutes(4))
+                    .pollInterval(Duration.ofSeconds(5))
+                    .untilAsserted(() -> {
+                        // Traffic that every panel sees: Checkouts with and without a deadline, a slow line, a
+                        // Quote whose budget cannot cover Stock.
+                        for (int i = 0; i < 20; i++) {
+                            EdgeGrpc.newBlockingStub(edge)
+                                    .withDeadlineAfter(2, TimeUnit.SECONDS)
+                                    .checkout(CheckoutRequest.newBuilder()
+                                            .addSkus("panel-" + i)
+                                            .addSkus("panel-b")
+                                            .build());
+                        }
+                        EdgeGrpc.newBlockingStub(edge)
+                                .checkout(CheckoutRequest.newBuilder()
+                                        .addSkus("no-deadline")
+                                        .build());
+                        EdgeGrpc.newBlockingStub(edge)
+                                .withDeadlineAfter(1, TimeUnit.SECONDS)
+                                .checkout(CheckoutRequest.newBuilder()
+                                        .addSkus("quick")
+                                        .addSkus("slow")
+                                        .addSlowSkus("slow")
+                                        .build());
+                        assertThat(org.assertj.core.api.Assertions.catchThrowable(
+                                        () -> dev.grpcops.proto.chain.v1.PricingGrpc.newBlockingStub(pricing)
+                                                .withDeadlineAfter(450, TimeUnit.MILLISECONDS)
+                                                .quote(dev.grpcops.proto.chain.v1.QuoteRequest.newBuilder()
+                                                        .setSku("too-late")
+                                                        .build())))
+                                .as("a Quote whose budget cannot cover Stock")
+                                .isNotNull();
+                        List<String> empty = new ArrayList<>();
+                        for (String query : queries) {
+                            if (!returnsSeries(query)) {
+                                empty.add(query);
+                            }
+                        }
+                        assertThat(empty).as("dashboard queries without series").isEmpty();
+                    });
         } finally {
             edge.shutdownNow();
             pricing.shutdownNow();
@@ -131,7 +168,8 @@ class ComposeIT {
     }
 
     private static List<String> dashboardQueries() throws IOException {
-        var dashboard = JsonParser.parseString(Files.readString(Docker.ROOT.resolve("deploy/grafana/dashboards/grpcops.json")))
+        var dashboard = JsonParser.parseString(
+                        Files.readString(Docker.ROOT.resolve("deploy/grafana/dashboards/grpcops.json")))
                 .getAsJsonObject();
         List<String> queries = new ArrayList<>();
         for (JsonElement panel : dashboard.getAsJsonArray("panels")) {
@@ -144,22 +182,32 @@ class ComposeIT {
 
     /** Whether Prometheus parses {@code query} (a bad one fails the test at once) and answers with series. */
     private static boolean returnsSeries(String query) throws IOException, InterruptedException {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/query?query="
-                + java.net.URLEncoder.encode(query, java.nio.charset.StandardCharsets.UTF_8)))
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/query?query="
+                                + java.net.URLEncoder.encode(query, java.nio.charset.StandardCharsets.UTF_8)))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         var body = JsonParser.parseString(response.body()).getAsJsonObject();
-        assertThat(body.get("status").getAsString()).as(query + ": " + response.body()).isEqualTo("success");
+        assertThat(body.get("status").getAsString())
+                .as(query + ": " + response.body())
+                .isEqualTo("success");
         return !body.getAsJsonObject("data").getAsJsonArray("result").isEmpty();
     }
 
     /** Prometheus' view: instance -> health. */
     private static Map<String, String> scrapeTargets() throws IOException, InterruptedException {
         HttpResponse<String> response = HTTP.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/targets")).timeout(Duration.ofSeconds(10)).build(),
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090/api/v1/targets"))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
-        Iterable<JsonElement> targets = JsonParser.parseString(response.body()).getAsJsonObject()
-                .getAsJsonObject("data").getAsJsonArray("activeTargets");
-        return StreamSupport.stream(targets.spliterator(), false).map(JsonElement::getAsJsonObject)
+        Iterable<JsonElement> targets = JsonParser.parseString(response.body())
+                .getAsJsonObject()
+                .getAsJsonObject("data")
+                .getAsJsonArray("activeTargets");
+        return StreamSupport.stream(targets.spliterator(), false)
+                .map(JsonElement::getAsJsonObject)
                 .collect(Collectors.toMap(
                         t -> t.getAsJsonObject("labels").get("instance").getAsString(),
                         t -> t.get("health").getAsString()));
@@ -168,20 +216,25 @@ class ComposeIT {
     /** docker-compose (1.29) where installed, else the compose plugin; environment passed through. */
     private static void compose(Duration timeout, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/docker-compose")) || Files.isExecutable(Path.of("/usr/local/bin/docker-compose"))) {
+        if (Files.isExecutable(Path.of("/usr/bin/docker-compose"))
+                || Files.isExecutable(Path.of("/usr/local/bin/docker-compose"))) {
             command.add("docker-compose");
         } else {
             command.addAll(List.of("docker", "compose"));
         }
-        command.addAll(List.of("-p", PROJECT, "-f", Docker.ROOT.resolve("docker-compose.yml").toString()));
+        command.addAll(List.of(
+                "-p", PROJECT, "-f", Docker.ROOT.resolve("docker-compose.yml").toString()));
         command.addAll(List.of(args));
         Path log = Path.of("target/compose-" + args[0] + ".log");
-        Process process = new ProcessBuilder(command).directory(Docker.ROOT.toFile())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process process = new ProcessBuilder(command)
+                .directory(Docker.ROOT.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            throw new IllegalStateException(String.join(" ", command) + " did not finish within " + timeout
-                    + ", see " + log.toAbsolutePath());
+            throw new IllegalStateException(
+                    String.join(" ", command) + " did not finish within " + timeout + ", see " + log.toAbsolutePath());
         }
         if (process.exitValue() != 0) {
             throw new IllegalStateException(String.join(" ", command) + " failed, see " + log.toAbsolutePath());

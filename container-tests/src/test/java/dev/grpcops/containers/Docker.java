@@ -8,10 +8,10 @@ import org.testcontainers.DockerClientFactory;
 /** The Docker engine the container tests need, and where the project is. */
 final class Docker {
 
-    static final Path ROOT = Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
+    static final Path ROOT =
+            Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
 
-    private Docker() {
-    }
+    private Docker() {}
 
     /** Without an engine: skipped with a message on a laptop, a failure in CI (CI=true). */
     static void requireEngine() {

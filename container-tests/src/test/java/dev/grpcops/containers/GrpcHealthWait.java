@@ -31,8 +31,10 @@ final class GrpcHealthWait extends AbstractWaitStrategy {
         String target = waitStrategyTarget.getHost() + ":" + waitStrategyTarget.getMappedPort(grpcPort);
         AtomicReference<HealthProbe.Result> last = new AtomicReference<>();
         try {
-            await(service + " at " + target + " SERVING").atMost(startupTimeout)
-                    .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500))
+            await(service + " at " + target + " SERVING")
+                    .atMost(startupTimeout)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(500))
                     .failFast("container exited", () -> !waitStrategyTarget.isRunning())
                     .until(() -> {
                         last.set(HealthProbe.probe(target, service, Duration.ofSeconds(2)));
@@ -41,8 +43,9 @@ final class GrpcHealthWait extends AbstractWaitStrategy {
         } catch (TerminalFailureException exited) {
             throw new ContainerLaunchException("container exited: " + waitStrategyTarget.getLogs(), exited);
         } catch (ConditionTimeoutException e) {
-            throw new ContainerLaunchException(service + " at " + target + " not SERVING after " + startupTimeout
-                    + " (last: " + last.get() + ")", e);
+            throw new ContainerLaunchException(
+                    service + " at " + target + " not SERVING after " + startupTimeout + " (last: " + last.get() + ")",
+                    e);
         }
     }
 }

@@ -40,14 +40,21 @@ import org.testcontainers.lifecycle.Startables;
  */
 class JvmLimitsIT {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     /** The collectors' names (the {@code gc} tag of jvm_gc_pause) per flag in deploy/Dockerfile's JAVA_GC. */
     private static final Map<String, Set<String>> COLLECTORS = Map.of(
             "-XX:+UseSerialGC", Set.of("Copy", "MarkSweepCompact"),
             "-XX:+UseParallelGC", Set.of("PS Scavenge", "PS MarkSweep"),
             "-XX:+UseG1GC", Set.of("G1 Young Generation", "G1 Old Generation", "G1 Concurrent GC"),
-            "-XX:+UseZGC", Set.of("ZGC Cycles", "ZGC Pauses", "ZGC Minor Cycles", "ZGC Minor Pauses",
-                    "ZGC Major Cycles", "ZGC Major Pauses"));
+            "-XX:+UseZGC",
+                    Set.of(
+                            "ZGC Cycles",
+                            "ZGC Pauses",
+                            "ZGC Minor Cycles",
+                            "ZGC Minor Pauses",
+                            "ZGC Major Cycles",
+                            "ZGC Major Pauses"));
 
     @Test
     @Timeout(value = 12, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -56,12 +63,20 @@ class JvmLimitsIT {
         Set<String> collectors = collectorsOfTheImage();
         Network network = Network.newNetwork();
         Map<String, GenericContainer<?>> chain = new LinkedHashMap<>();
-        chain.put("stock", ServiceContainers.service("stock-service", network, "stock", 50061, "chain.v1.Stock")
-                .withExposedPorts(50061, 9061));
-        chain.put("pricing", ServiceContainers.service("pricing-service", network, "pricing", 50062, "chain.v1.Pricing")
-                .withExposedPorts(50062, 9062).withCommand("--grpc.client.stock.address=dns:///stock:50061"));
-        chain.put("edge", ServiceContainers.service("edge-service", network, "edge", 50063, "chain.v1.Edge")
-                .withExposedPorts(50063, 9063).withCommand("--grpc.client.pricing.address=dns:///pricing:50062"));
+        chain.put(
+                "stock",
+                ServiceContainers.service("stock-service", network, "stock", 50061, "chain.v1.Stock")
+                        .withExposedPorts(50061, 9061));
+        chain.put(
+                "pricing",
+                ServiceContainers.service("pricing-service", network, "pricing", 50062, "chain.v1.Pricing")
+                        .withExposedPorts(50062, 9062)
+                        .withCommand("--grpc.client.stock.address=dns:///stock:50061"));
+        chain.put(
+                "edge",
+                ServiceContainers.service("edge-service", network, "edge", 50063, "chain.v1.Edge")
+                        .withExposedPorts(50063, 9063)
+                        .withCommand("--grpc.client.pricing.address=dns:///pricing:50062"));
         Map<String, Integer> management = Map.of("stock", 9061, "pricing", 9062, "edge", 9063);
         ManagedChannel toEdge = null;
         try {
@@ -83,14 +98,23 @@ class JvmLimitsIT {
                         + sum(metrics, "jvm_memory_max_bytes", "id=\"CodeCache\"");
                 long rss = rss(container);
                 Set<String> used = gcNames(metrics);
-                report.add(String.format("%s: heap max %d MiB, metaspace max %d MiB, code cache max %d MiB, RSS %d MiB"
-                        + " (%.0f %% of the limit), GC %s", name, heap >> 20, metaspace >> 20, codeCache >> 20, rss >> 20,
-                        100.0 * rss / limit, used));
+                report.add(String.format(
+                        "%s: heap max %d MiB, metaspace max %d MiB, code cache max %d MiB, RSS %d MiB"
+                                + " (%.0f %% of the limit), GC %s",
+                        name, heap >> 20, metaspace >> 20, codeCache >> 20, rss >> 20, 100.0 * rss / limit, used));
 
-                assertThat(heap).as("%s: heap max, half the limit", name).isBetween((long) (limit * 0.45), (long) (limit * 0.5) + (1 << 20));
+                assertThat(heap)
+                        .as("%s: heap max, half the limit", name)
+                        .isBetween((long) (limit * 0.45), (long) (limit * 0.5) + (1 << 20));
                 assertThat(metaspace).as("%s: metaspace max", name).isPositive().isLessThanOrEqualTo(128L << 20);
-                assertThat(codeCache).as("%s: code cache max", name).isPositive().isLessThanOrEqualTo(64L << 20);
-                assertThat(used).as("%s: collectors seen in jvm_gc_pause", name).isNotEmpty().isSubsetOf(collectors);
+                assertThat(codeCache)
+                        .as("%s: code cache max", name)
+                        .isPositive()
+                        .isLessThanOrEqualTo(64L << 20);
+                assertThat(used)
+                        .as("%s: collectors seen in jvm_gc_pause", name)
+                        .isNotEmpty()
+                        .isSubsetOf(collectors);
                 assertThat(rss).as("%s: resident memory under load", name).isLessThanOrEqualTo((long) (limit * 0.6));
             }
             System.out.println("JVMs under a " + (limit >> 20) + " MiB limit:\n  " + String.join("\n  ", report));
@@ -104,9 +128,14 @@ class JvmLimitsIT {
 
     /** Checkouts of three SKUs from 8 threads for {@code duration}; how many were answered. */
     private static int checkouts(ManagedChannel channel, Duration duration) throws Exception {
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
-                .until(() -> EdgeGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                        .checkout(CheckoutRequest.newBuilder().addSkus("limits").build()).getLines(0).getAvailable());
+        await().atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofMillis(200))
+                .ignoreExceptions()
+                .until(() -> EdgeGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder().addSkus("limits").build())
+                        .getLines(0)
+                        .getAvailable());
         AtomicInteger answered = new AtomicInteger();
         long end = System.nanoTime() + duration.toNanos();
         ExecutorService callers = Executors.newFixedThreadPool(8);
@@ -116,8 +145,13 @@ class JvmLimitsIT {
                 running.add(callers.submit(() -> {
                     for (int i = 0; System.nanoTime() < end; i++) {
                         try {
-                            EdgeGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS).checkout(
-                                    CheckoutRequest.newBuilder().addSkus("a" + i % 50).addSkus("b").addSkus("c").build());
+                            EdgeGrpc.newBlockingStub(channel)
+                                    .withDeadlineAfter(2, TimeUnit.SECONDS)
+                                    .checkout(CheckoutRequest.newBuilder()
+                                            .addSkus("a" + i % 50)
+                                            .addSkus("b")
+                                            .addSkus("c")
+                                            .build());
                             answered.incrementAndGet();
                         } catch (RuntimeException e) {
                             // counted by what is answered
@@ -135,7 +169,8 @@ class JvmLimitsIT {
     }
 
     private static Set<String> collectorsOfTheImage() throws IOException {
-        Matcher flag = Pattern.compile("JAVA_GC=\"([^\"]+)\"").matcher(Files.readString(Docker.ROOT.resolve("deploy/Dockerfile")));
+        Matcher flag = Pattern.compile("JAVA_GC=\"([^\"]+)\"")
+                .matcher(Files.readString(Docker.ROOT.resolve("deploy/Dockerfile")));
         assertThat(flag.find()).as("deploy/Dockerfile sets JAVA_GC").isTrue();
         Set<String> names = COLLECTORS.get(flag.group(1).trim());
         assertThat(names).as("known collector for JAVA_GC=%s", flag.group(1)).isNotNull();
@@ -143,8 +178,11 @@ class JvmLimitsIT {
     }
 
     private static String scrape(GenericContainer<?> container, int managementPort) throws Exception {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create("http://" + container.getHost() + ":"
-                + container.getMappedPort(managementPort) + "/actuator/prometheus")).timeout(Duration.ofSeconds(10)).build(),
+        HttpResponse<String> response = HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://" + container.getHost() + ":"
+                                + container.getMappedPort(managementPort) + "/actuator/prometheus"))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
         return response.body();
@@ -164,7 +202,8 @@ class JvmLimitsIT {
 
     private static Set<String> gcNames(String metrics) {
         Set<String> names = new TreeSet<>();
-        Matcher gc = Pattern.compile("^jvm_gc_pause_seconds_count\\{[^}]*gc=\"([^\"]+)\"", Pattern.MULTILINE).matcher(metrics);
+        Matcher gc = Pattern.compile("^jvm_gc_pause_seconds_count\\{[^}]*gc=\"([^\"]+)\"", Pattern.MULTILINE)
+                .matcher(metrics);
         while (gc.find()) {
             names.add(gc.group(1));
         }

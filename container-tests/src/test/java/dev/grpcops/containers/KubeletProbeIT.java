@@ -32,31 +32,45 @@ class KubeletProbeIT {
     @Test
     void drainFailsTheManifestsReadinessProbeButNotItsLivenessProbe() throws IOException {
         Docker.requireEngine();
-        Deployment whoami = new KubernetesSerialization().unmarshal(
-                Files.readString(Docker.ROOT.resolve("k8s/base/whoami.yaml")).split("(?m)^---\\s*$")[0], Deployment.class);
+        Deployment whoami = new KubernetesSerialization()
+                .unmarshal(
+                        Files.readString(Docker.ROOT.resolve("k8s/base/whoami.yaml"))
+                                .split("(?m)^---\\s*$")[0],
+                        Deployment.class);
         var container = whoami.getSpec().getTemplate().getSpec().getContainers().get(0);
         GRPCAction readiness = container.getReadinessProbe().getGrpc();
         GRPCAction liveness = container.getLivenessProbe().getGrpc();
 
         Network network = Network.newNetwork();
-        GenericContainer<?> pod = ServiceContainers.service("whoami-service", network, "whoami",
-                readiness.getPort(), readiness.getService()).withEnv("POD_NAME", "probe-test");
+        GenericContainer<?> pod = ServiceContainers.service(
+                        "whoami-service", network, "whoami", readiness.getPort(), readiness.getService())
+                .withEnv("POD_NAME", "probe-test");
         try {
             pod.start();
-            assertThat(probe(pod, readiness).serving()).as("readiness before the drain").isTrue();
-            assertThat(probe(pod, liveness).serving()).as("liveness before the drain").isTrue();
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                    assertThat(dockerHealth(pod)).as("the image's HEALTHCHECK, as Compose sees it").isEqualTo("healthy"));
+            assertThat(probe(pod, readiness).serving())
+                    .as("readiness before the drain")
+                    .isTrue();
+            assertThat(probe(pod, liveness).serving())
+                    .as("liveness before the drain")
+                    .isTrue();
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(dockerHealth(pod))
+                            .as("the image's HEALTHCHECK, as Compose sees it")
+                            .isEqualTo("healthy"));
 
             drain(pod, readiness.getPort());
 
             HealthProbe.Result ready = probe(pod, readiness);
             assertThat(ready.serving()).as("readiness after the drain").isFalse();
             assertThat(ready.message()).isEqualTo("NOT_SERVING");
-            assertThat(probe(pod, liveness).serving()).as("liveness after the drain: no restart").isTrue();
+            assertThat(probe(pod, liveness).serving())
+                    .as("liveness after the drain: no restart")
+                    .isTrue();
             // Three failed checks 10 s apart; clients have left it already (their health checks see NOT_SERVING).
-            await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-                    assertThat(dockerHealth(pod)).as("the image's HEALTHCHECK after the drain").isEqualTo("unhealthy"));
+            await().atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertThat(dockerHealth(pod))
+                            .as("the image's HEALTHCHECK after the drain")
+                            .isEqualTo("unhealthy"));
         } finally {
             ServiceContainers.removeAll(network, pod);
         }
@@ -69,14 +83,17 @@ class KubeletProbeIT {
     /** kubelet's grpc probe: Check(service) on the probe's port, within timeoutSeconds (default 1 s). */
     private static HealthProbe.Result probe(GenericContainer<?> pod, GRPCAction action) {
         String service = action.getService() == null ? "" : action.getService();
-        return HealthProbe.probe(pod.getHost() + ":" + pod.getMappedPort(action.getPort()), service, Duration.ofSeconds(1));
+        return HealthProbe.probe(
+                pod.getHost() + ":" + pod.getMappedPort(action.getPort()), service, Duration.ofSeconds(1));
     }
 
     private static void drain(GenericContainer<?> pod, int port) {
         ManagedChannel channel = ServiceContainers.channel(pod, port);
         try {
-            WhoAmIGrpc.newBlockingStub(channel).withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
-                    .withDeadlineAfter(5, TimeUnit.SECONDS).drain(DrainRequest.getDefaultInstance());
+            WhoAmIGrpc.newBlockingStub(channel)
+                    .withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
+                    .withDeadlineAfter(5, TimeUnit.SECONDS)
+                    .drain(DrainRequest.getDefaultInstance());
         } finally {
             channel.shutdownNow();
         }

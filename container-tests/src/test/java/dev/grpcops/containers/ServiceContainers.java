@@ -29,8 +29,7 @@ final class ServiceContainers {
     /** Every service's CPU limit in CPUs, from docker-compose.yml. */
     static final double CPU_LIMIT = composeCpus();
 
-    private ServiceContainers() {
-    }
+    private ServiceContainers() {}
 
     /** The gRPC and management ports each service's image is built with, as docker-compose.yml builds it. */
     private static final Map<String, List<String>> BUILT_WITH = Map.of(
@@ -70,7 +69,9 @@ final class ServiceContainers {
     static GenericContainer<?> service(String module, Network network, String alias, int grpcPort, String healthName) {
         return new GenericContainer<>(image(module))
                 .withCreateContainerCmdModifier(create -> create.getHostConfig()
-                        .withMemory(MEMORY_LIMIT).withMemorySwap(MEMORY_LIMIT).withNanoCPUs((long) (CPU_LIMIT * 1e9)))
+                        .withMemory(MEMORY_LIMIT)
+                        .withMemorySwap(MEMORY_LIMIT)
+                        .withNanoCPUs((long) (CPU_LIMIT * 1e9)))
                 .withNetwork(network)
                 .withNetworkAliases(alias)
                 .withExposedPorts(grpcPort)
@@ -104,7 +105,9 @@ final class ServiceContainers {
     }
 
     static ManagedChannel channel(GenericContainer<?> container, int grpcPort) {
-        return NettyChannelBuilder.forAddress(container.getHost(), container.getMappedPort(grpcPort)).usePlaintext().build();
+        return NettyChannelBuilder.forAddress(container.getHost(), container.getMappedPort(grpcPort))
+                .usePlaintext()
+                .build();
     }
 
     /** Stops every container, also when one of them fails to stop; then the network. */

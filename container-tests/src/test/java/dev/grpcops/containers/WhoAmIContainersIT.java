@@ -61,7 +61,8 @@ class WhoAmIContainersIT {
     @AfterAll
     @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void stopPods() {
-        ServiceContainers.removeAll(network, pods == null ? new GenericContainer<?>[0] : pods.toArray(GenericContainer<?>[]::new));
+        ServiceContainers.removeAll(
+                network, pods == null ? new GenericContainer<?>[0] : pods.toArray(GenericContainer<?>[]::new));
     }
 
     @AfterEach
@@ -92,7 +93,9 @@ class WhoAmIContainersIT {
             // The channel hears NOT_SERVING on its health Watch of w1 and drops w1 from its round_robin
             // picker. Three calls in a row reach each ready pod once, so three in a row without w1 mean
             // w1 is out. The bound is what clients get in production to move away: the drain delay.
-            await("w1 out of the channel's picker").atMost(DEFAULT_DRAIN_DELAY).pollInterval(Duration.ofMillis(50))
+            await("w1 out of the channel's picker")
+                    .atMost(DEFAULT_DRAIN_DELAY)
+                    .pollInterval(Duration.ofMillis(50))
                     .until(() -> !spread(channel, 3).containsKey("w1"));
             assertThat(spread(channel, 60)).doesNotContainKey("w1").containsKeys("w2", "w3");
         } finally {
@@ -120,19 +123,26 @@ class WhoAmIContainersIT {
     }
 
     private static GenericContainer<?> pod(String name) {
-        return ServiceContainers.service("whoami-service", network, "whoami", 50051, READINESS).withEnv("POD_NAME", name);
+        return ServiceContainers.service("whoami-service", network, "whoami", 50051, READINESS)
+                .withEnv("POD_NAME", name);
     }
 
     private static String addressList() {
-        return pods.stream().map(p -> p.getHost() + ":" + p.getMappedPort(50051)).collect(Collectors.joining(","));
+        return pods.stream()
+                .map(p -> p.getHost() + ":" + p.getMappedPort(50051))
+                .collect(Collectors.joining(","));
     }
 
     private static Map<String, Integer> spread(ManagedChannel channel, int calls) {
         Map<String, Integer> counts = new HashMap<>();
         WhoAmIGrpc.WhoAmIBlockingStub whoami = WhoAmIGrpc.newBlockingStub(channel);
         for (int i = 0; i < calls; i++) {
-            counts.merge(whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()).getPod(),
-                    1, Integer::sum);
+            counts.merge(
+                    whoami.withDeadlineAfter(3, TimeUnit.SECONDS)
+                            .who(WhoRequest.getDefaultInstance())
+                            .getPod(),
+                    1,
+                    Integer::sum);
         }
         return counts;
     }
@@ -140,20 +150,24 @@ class WhoAmIContainersIT {
     private static ServingStatus check(GenericContainer<?> pod, String service) {
         ManagedChannel channel = ServiceContainers.channel(pod, 50051);
         try {
-            return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(3, TimeUnit.SECONDS)
-                    .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+            return HealthGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(3, TimeUnit.SECONDS)
+                    .check(HealthCheckRequest.newBuilder().setService(service).build())
+                    .getStatus();
         } finally {
             channel.shutdownNow();
         }
     }
 
-    private static void admin(GenericContainer<?> pod,
-            BiFunction<WhoAmIGrpc.WhoAmIBlockingStub, DrainRequest, ?> operation) {
+    private static void admin(
+            GenericContainer<?> pod, BiFunction<WhoAmIGrpc.WhoAmIBlockingStub, DrainRequest, ?> operation) {
         ManagedChannel channel = ServiceContainers.channel(pod, 50051);
         try {
-            Object unused = operation.apply(WhoAmIGrpc.newBlockingStub(channel)
-                    .withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
-                    .withDeadlineAfter(3, TimeUnit.SECONDS), DrainRequest.getDefaultInstance());
+            Object unused = operation.apply(
+                    WhoAmIGrpc.newBlockingStub(channel)
+                            .withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
+                            .withDeadlineAfter(3, TimeUnit.SECONDS),
+                    DrainRequest.getDefaultInstance());
         } finally {
             channel.shutdownNow();
         }

@@ -23,10 +23,12 @@ record EdgeProperties(Integer maxSkus, Duration slowDelay, Integer maxQuotesInFl
             throw new IllegalArgumentException("edge.max-skus must be at least 1, got " + maxSkus);
         }
         if (maxQuotesInFlight < 1) {
-            throw new IllegalArgumentException("edge.max-quotes-in-flight must be at least 1, got " + maxQuotesInFlight);
+            throw new IllegalArgumentException(
+                    "edge.max-quotes-in-flight must be at least 1, got " + maxQuotesInFlight);
         }
         if (slowDelay.isNegative() || slowDelay.toMillis() > ChainInput.MAX_DELAY_MS) {
-            throw new IllegalArgumentException("edge.slow-delay must be 0-" + ChainInput.MAX_DELAY_MS + " ms, got " + slowDelay);
+            throw new IllegalArgumentException(
+                    "edge.slow-delay must be 0-" + ChainInput.MAX_DELAY_MS + " ms, got " + slowDelay);
         }
     }
 }

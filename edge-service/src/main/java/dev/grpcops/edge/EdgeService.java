@@ -3,7 +3,6 @@ package dev.grpcops.edge;
 import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
-import dev.grpcops.retry.Retry;
 import dev.grpcops.autoconfigure.tracing.CallTags;
 import dev.grpcops.chain.ChainInput;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
@@ -13,6 +12,7 @@ import dev.grpcops.proto.chain.v1.Line;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.retry.Retry;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -41,18 +41,20 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
     /** One counter per status code, built up front: a failed line costs an increment, not a meter look-up. */
     private final Map<Status.Code, Counter> unavailableLines = new EnumMap<>(Status.Code.class);
 
-    EdgeService(PricingGrpc.PricingFutureStub pricing, Retry retry, EdgeProperties properties,
-            MeterRegistry registry) {
+    EdgeService(PricingGrpc.PricingFutureStub pricing, Retry retry, EdgeProperties properties, MeterRegistry registry) {
         this.pricing = pricing;
         this.retry = retry;
         this.properties = properties;
         this.inFlight = new QuotesInFlight(properties.maxQuotesInFlight(), registry);
         for (Status.Code code : Status.Code.values()) {
             if (code != Status.Code.OK) {
-                unavailableLines.put(code, Counter.builder("edge.lines.unavailable")
-                        .description("Checkout lines answered as unavailable, by the status code that made them so")
-                        .tag("reason", code.name())
-                        .register(registry));
+                unavailableLines.put(
+                        code,
+                        Counter.builder("edge.lines.unavailable")
+                                .description(
+                                        "Checkout lines answered as unavailable, by the status code that made them so")
+                                .tag("reason", code.name())
+                                .register(registry));
             }
         }
     }
@@ -86,21 +88,31 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
             checkout.line(position, unavailable(sku, Status.Code.RESOURCE_EXHAUSTED));
             return;
         }
-        QuoteRequest quote = QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build();
-        Futures.addCallback(retry.hedged(() -> pricing.quote(quote)), new FutureCallback<>() {
-            @Override
-            public void onSuccess(QuoteReply answer) {
-                inFlight.release();
-                checkout.line(position, Line.newBuilder().setSku(sku).setAvailable(true)
-                        .setPriceCents(answer.getPriceCents()).setQty(answer.getQty()).build());
-            }
+        QuoteRequest quote =
+                QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build();
+        Futures.addCallback(
+                retry.hedged(() -> pricing.quote(quote)),
+                new FutureCallback<>() {
+                    @Override
+                    public void onSuccess(QuoteReply answer) {
+                        inFlight.release();
+                        checkout.line(
+                                position,
+                                Line.newBuilder()
+                                        .setSku(sku)
+                                        .setAvailable(true)
+                                        .setPriceCents(answer.getPriceCents())
+                                        .setQty(answer.getQty())
+                                        .build());
+                    }
 
-            @Override
-            public void onFailure(Throwable failure) {
-                inFlight.release();
-                checkout.line(position, failed(sku, failure, checkout.served));
-            }
-        }, MoreExecutors.directExecutor());
+                    @Override
+                    public void onFailure(Throwable failure) {
+                        inFlight.release();
+                        checkout.line(position, failed(sku, failure, checkout.served));
+                    }
+                },
+                MoreExecutors.directExecutor());
     }
 
     private Line failed(String sku, Throwable failure, Context served) {
@@ -109,14 +121,22 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
         Status.Code reason = code == Status.Code.OK ? Status.Code.UNKNOWN : code;
         if (served.isCancelled()) {
             // The caller's own cancellation (or deadline) ended the Quote: not a line Pricing failed.
-            return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason.name()).build();
+            return Line.newBuilder()
+                    .setSku(sku)
+                    .setAvailable(false)
+                    .setReason(reason.name())
+                    .build();
         }
         return unavailable(sku, reason);
     }
 
     private Line unavailable(String sku, Status.Code reason) {
         unavailableLines.get(reason).increment();
-        return Line.newBuilder().setSku(sku).setAvailable(false).setReason(reason.name()).build();
+        return Line.newBuilder()
+                .setSku(sku)
+                .setAvailable(false)
+                .setReason(reason.name())
+                .build();
     }
 
     /**

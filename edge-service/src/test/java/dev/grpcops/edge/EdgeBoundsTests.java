@@ -37,15 +37,16 @@ import org.springframework.context.annotation.Bean;
  * "held-" SKUs until told to answer: at most edge.max-quotes-in-flight Quotes out at once, each
  * SKU quoted once per Checkout, and a caller that leaves is not counted as unavailable lines.
  */
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=edge-bounds-test",
-    "grpc.server.port=-1",
-    "grpc.client.pricing.address=in-process:edge-bounds-test",
-    "grpc.client.edge.address=in-process:edge-bounds-test",
-    "management.server.port=-1",
-    "edge.max-quotes-in-flight=2",
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=edge-bounds-test",
+            "grpc.server.port=-1",
+            "grpc.client.pricing.address=in-process:edge-bounds-test",
+            "grpc.client.edge.address=in-process:edge-bounds-test",
+            "management.server.port=-1",
+            "edge.max-quotes-in-flight=2",
+            "grpcops.shutdown.drain-delay=0s",
+        })
 @Timeout(60)
 class EdgeBoundsTests {
 
@@ -66,40 +67,55 @@ class EdgeBoundsTests {
 
     @Test
     void aSkuAskedForTwiceIsQuotedOnceAndAnsweredTwice() throws Exception {
-        CheckoutReply reply = edge.checkout(CheckoutRequest.newBuilder().addSkus("dup").addSkus("other").addSkus("dup")
-                .build()).get(10, TimeUnit.SECONDS);
+        CheckoutReply reply = edge.checkout(CheckoutRequest.newBuilder()
+                        .addSkus("dup")
+                        .addSkus("other")
+                        .addSkus("dup")
+                        .build())
+                .get(10, TimeUnit.SECONDS);
 
-        assertThat(reply.getLinesList()).extracting(Line::getSku, Line::getAvailable)
+        assertThat(reply.getLinesList())
+                .extracting(Line::getSku, Line::getAvailable)
                 .containsExactly(tuple("dup", true), tuple("other", true), tuple("dup", true));
         assertThat(pricing.calls.get("dup")).hasValue(1);
     }
 
     @Test
     void beyondTheBoundALineIsResourceExhaustedAtOnce() throws Exception {
-        ListenableFuture<CheckoutReply> holding = edge.checkout(CheckoutRequest.newBuilder()
-                .addSkus("held-1").addSkus("held-2").build());
+        ListenableFuture<CheckoutReply> holding = edge.checkout(
+                CheckoutRequest.newBuilder().addSkus("held-1").addSkus("held-2").build());
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> pricing.held.size() == 2);
         double before = unavailable("RESOURCE_EXHAUSTED");
 
-        CheckoutReply refused = edge.checkout(CheckoutRequest.newBuilder().addSkus("one-more").build())
+        CheckoutReply refused = edge.checkout(
+                        CheckoutRequest.newBuilder().addSkus("one-more").build())
                 .get(10, TimeUnit.SECONDS);
 
-        assertThat(refused.getLinesList()).extracting(Line::getSku, Line::getAvailable, Line::getReason)
+        assertThat(refused.getLinesList())
+                .extracting(Line::getSku, Line::getAvailable, Line::getReason)
                 .containsExactly(tuple("one-more", false, "RESOURCE_EXHAUSTED"));
         assertThat(pricing.calls).doesNotContainKey("one-more");
         assertThat(unavailable("RESOURCE_EXHAUSTED")).isEqualTo(before + 1);
 
         pricing.answerHeld();
-        assertThat(holding.get(10, TimeUnit.SECONDS).getLinesList()).extracting(Line::getAvailable).containsOnly(true);
+        assertThat(holding.get(10, TimeUnit.SECONDS).getLinesList())
+                .extracting(Line::getAvailable)
+                .containsOnly(true);
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> quotesInFlight() == 0);
-        assertThat(edge.checkout(CheckoutRequest.newBuilder().addSkus("one-more").build()).get(10, TimeUnit.SECONDS)
-                .getLines(0).getAvailable()).as("places are given back").isTrue();
+        assertThat(edge.checkout(
+                                CheckoutRequest.newBuilder().addSkus("one-more").build())
+                        .get(10, TimeUnit.SECONDS)
+                        .getLines(0)
+                        .getAvailable())
+                .as("places are given back")
+                .isTrue();
     }
 
     @Test
     void aCallerThatLeavesIsNotCountedAsUnavailableLines() {
         double before = unavailable("CANCELLED");
-        ListenableFuture<CheckoutReply> leaving = edge.checkout(CheckoutRequest.newBuilder().addSkus("held-3").build());
+        ListenableFuture<CheckoutReply> leaving =
+                edge.checkout(CheckoutRequest.newBuilder().addSkus("held-3").build());
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> pricing.held.size() == 1);
 
         leaving.cancel(true);
@@ -110,7 +126,8 @@ class EdgeBoundsTests {
     }
 
     private double unavailable(String reason) {
-        var counter = registry.find("edge.lines.unavailable").tag("reason", reason).counter();
+        var counter =
+                registry.find("edge.lines.unavailable").tag("reason", reason).counter();
         return counter == null ? 0 : counter.count();
     }
 
@@ -137,7 +154,10 @@ class EdgeBoundsTests {
         @Override
         public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
             calls.computeIfAbsent(request.getSku(), sku -> new AtomicInteger()).incrementAndGet();
-            QuoteReply reply = QuoteReply.newBuilder().setSku(request.getSku()).setPriceCents(100).build();
+            QuoteReply reply = QuoteReply.newBuilder()
+                    .setSku(request.getSku())
+                    .setPriceCents(100)
+                    .build();
             if (!request.getSku().startsWith("held-")) {
                 responses.onNext(reply);
                 responses.onCompleted();

@@ -10,22 +10,23 @@ import org.springframework.context.annotation.Configuration;
 
 class EdgePropertiesTests {
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withUserConfiguration(Properties.class);
+    private final ApplicationContextRunner runner =
+            new ApplicationContextRunner().withUserConfiguration(Properties.class);
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', value = {
-        "edge.max-skus=0       | edge.max-skus must be at least 1",
-        "edge.slow-delay=-1ms  | edge.slow-delay must be 0-60000 ms",
-        "edge.slow-delay=61s   | edge.slow-delay must be 0-60000 ms",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "edge.max-skus=0       | edge.max-skus must be at least 1",
+                "edge.slow-delay=-1ms  | edge.slow-delay must be 0-60000 ms",
+                "edge.slow-delay=61s   | edge.slow-delay must be 0-60000 ms",
+            })
     void badValueStopsStartupNamingTheProperty(String property, String message) {
-        runner.withPropertyValues(property).run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining(message));
+        runner.withPropertyValues(property)
+                .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining(message));
     }
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(EdgeProperties.class)
-    static class Properties {
-    }
+    static class Properties {}
 }

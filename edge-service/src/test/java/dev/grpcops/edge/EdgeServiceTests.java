@@ -30,16 +30,17 @@ import org.springframework.context.annotation.Bean;
  * Edge over in-process gRPC, with a scripted Pricing served by the same in-process server: a
  * quote's qty echoes the delay_ms it was asked with, "down-" SKUs fail with UNAVAILABLE.
  */
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=edge-test",
-    "grpc.server.port=-1",
-    "grpc.client.pricing.address=in-process:edge-test",
-    "grpc.client.edge.address=in-process:edge-test",
-    "management.server.port=-1",
-    "edge.max-skus=5",
-    // Nothing here tests the drain; without this each context close would wait the default 5 s.
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=edge-test",
+            "grpc.server.port=-1",
+            "grpc.client.pricing.address=in-process:edge-test",
+            "grpc.client.edge.address=in-process:edge-test",
+            "management.server.port=-1",
+            "edge.max-skus=5",
+            // Nothing here tests the drain; without this each context close would wait the default 5 s.
+            "grpcops.shutdown.drain-delay=0s",
+        })
 class EdgeServiceTests {
 
     @GrpcClient("edge")
@@ -54,9 +55,15 @@ class EdgeServiceTests {
     @Test
     void linesComeBackInRequestOrderAndSlowSkusAreQuotedWithTheSlowDelay() {
         CheckoutReply reply = edge.checkout(CheckoutRequest.newBuilder()
-                .addSkus("e-b").addSkus("e-slow").addSkus("e-a").setDelayMs(5).addSlowSkus("e-slow").build());
+                .addSkus("e-b")
+                .addSkus("e-slow")
+                .addSkus("e-a")
+                .setDelayMs(5)
+                .addSlowSkus("e-slow")
+                .build());
 
-        assertThat(reply.getLinesList()).extracting(Line::getSku, Line::getAvailable, Line::getQty, Line::getReason)
+        assertThat(reply.getLinesList())
+                .extracting(Line::getSku, Line::getAvailable, Line::getQty, Line::getReason)
                 .containsExactly(tuple("e-b", true, 5, ""), tuple("e-slow", true, 3000, ""), tuple("e-a", true, 5, ""));
         assertThat(reply.getLines(0).getPriceCents()).isEqualTo(100);
     }
@@ -64,9 +71,11 @@ class EdgeServiceTests {
     @Test
     void aQuoteThatFailsBecomesAnUnavailableLineAndTheCheckoutSucceeds() {
         double before = unavailable("UNAVAILABLE");
-        CheckoutReply reply = edge.checkout(CheckoutRequest.newBuilder().addSkus("e-ok").addSkus("down-1").build());
+        CheckoutReply reply = edge.checkout(
+                CheckoutRequest.newBuilder().addSkus("e-ok").addSkus("down-1").build());
 
-        assertThat(reply.getLinesList()).extracting(Line::getSku, Line::getAvailable, Line::getReason)
+        assertThat(reply.getLinesList())
+                .extracting(Line::getSku, Line::getAvailable, Line::getReason)
                 .containsExactly(tuple("e-ok", true, ""), tuple("down-1", false, "UNAVAILABLE"));
         // No deadline: the default 2 s budget leaves room, so the UNAVAILABLE Quote was retried once.
         assertThat(pricing.calls.get("down-1")).hasValue(2);
@@ -75,9 +84,16 @@ class EdgeServiceTests {
 
     @Test
     void badInputIsRefusedAndNothingIsQuoted() {
-        StatusRuntimeException invalid = catchThrowableOfType(StatusRuntimeException.class, () -> edge.checkout(
-                CheckoutRequest.newBuilder().addSkus("a").addSkus("b").addSkus("c").addSkus("d").addSkus("e")
-                        .addSkus("never-quoted").build()));
+        StatusRuntimeException invalid = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> edge.checkout(CheckoutRequest.newBuilder()
+                        .addSkus("a")
+                        .addSkus("b")
+                        .addSkus("c")
+                        .addSkus("d")
+                        .addSkus("e")
+                        .addSkus("never-quoted")
+                        .build()));
 
         assertThat(invalid.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(invalid.getStatus().getDescription()).isEqualTo("skus: 6 SKUs, at most 5 allowed");
@@ -85,7 +101,8 @@ class EdgeServiceTests {
     }
 
     private double unavailable(String reason) {
-        var counter = registry.find("edge.lines.unavailable").tag("reason", reason).counter();
+        var counter =
+                registry.find("edge.lines.unavailable").tag("reason", reason).counter();
         return counter == null ? 0 : counter.count();
     }
 
@@ -107,11 +124,15 @@ class EdgeServiceTests {
         public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
             calls.computeIfAbsent(request.getSku(), sku -> new AtomicInteger()).incrementAndGet();
             if (request.getSku().startsWith("down-")) {
-                responses.onError(Status.UNAVAILABLE.withDescription("pricing is down").asRuntimeException());
+                responses.onError(
+                        Status.UNAVAILABLE.withDescription("pricing is down").asRuntimeException());
                 return;
             }
-            responses.onNext(QuoteReply.newBuilder().setSku(request.getSku()).setPriceCents(100)
-                    .setQty(request.getDelayMs()).build());
+            responses.onNext(QuoteReply.newBuilder()
+                    .setSku(request.getSku())
+                    .setPriceCents(100)
+                    .setQty(request.getDelayMs())
+                    .build());
             responses.onCompleted();
         }
     }

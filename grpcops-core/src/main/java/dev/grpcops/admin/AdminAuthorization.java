@@ -20,8 +20,7 @@ import java.util.Objects;
  */
 public final class AdminAuthorization {
 
-    private AdminAuthorization() {
-    }
+    private AdminAuthorization() {}
 
     /** For the union of {@code adminMethods}. */
     public static Builder builder(Collection<AdminMethods> adminMethods) {

@@ -18,8 +18,7 @@ public final class AdminCredentials {
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
     public static final String BEARER = "Bearer ";
 
-    private AdminCredentials() {
-    }
+    private AdminCredentials() {}
 
     /**
      * The token of an {@code authorization} value with the {@code Bearer} scheme, in any case

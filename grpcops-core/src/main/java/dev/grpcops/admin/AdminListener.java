@@ -7,7 +7,7 @@ import io.grpc.Status;
 public interface AdminListener {
 
     /** Listens to nothing. */
-    AdminListener NONE = (method, outcome) -> { };
+    AdminListener NONE = (method, outcome) -> {};
 
     /** An admin call of {@code method} ended with {@code outcome} (OK, or why it was refused or failed). */
     void completed(String method, Status.Code outcome);

@@ -25,8 +25,8 @@ public final class AdminMethods {
     }
 
     public static AdminMethods of(MethodDescriptor<?, ?>... methods) {
-        return new AdminMethods(Arrays.stream(methods).map(MethodDescriptor::getFullMethodName)
-                .collect(Collectors.toSet()));
+        return new AdminMethods(
+                Arrays.stream(methods).map(MethodDescriptor::getFullMethodName).collect(Collectors.toSet()));
     }
 
     public Set<String> fullMethodNames() {

@@ -20,14 +20,19 @@ public final class AdminTokens {
      * case: refused whatever their case.
      */
     public static final Set<String> PLACEHOLDERS = Set.of(
-            "replace-me-before-deploying", "dev-only-change-me", "changeme", "change-me",
-            "secret", "token", "admin", "password");
+            "replace-me-before-deploying",
+            "dev-only-change-me",
+            "changeme",
+            "change-me",
+            "secret",
+            "token",
+            "admin",
+            "password");
 
     /** How to make a good one, as told in every refusal. */
     public static final String HOW_TO_GENERATE = "openssl rand -hex 32";
 
-    private AdminTokens() {
-    }
+    private AdminTokens() {}
 
     /**
      * Why {@code token} must not be used, or empty if it may (also when it is null or blank:
@@ -48,7 +53,8 @@ public final class AdminTokens {
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if (c < 0x20 || c > 0x7e) {
-                return Optional.of("has a character that gRPC metadata cannot carry (only printable ASCII can be sent)");
+                return Optional.of(
+                        "has a character that gRPC metadata cannot carry (only printable ASCII can be sent)");
             }
         }
         return Optional.empty();
@@ -96,8 +102,9 @@ public final class AdminTokens {
 
         /** What to do instead. */
         public static String howToSet(String source) {
-            return "Set " + source + " to a random value of at least " + MIN_LENGTH + " characters, e.g. the output of `"
-                    + HOW_TO_GENERATE + "`, or leave it unset to disable admin operations";
+            return "Set " + source + " to a random value of at least " + MIN_LENGTH
+                    + " characters, e.g. the output of `" + HOW_TO_GENERATE
+                    + "`, or leave it unset to disable admin operations";
         }
     }
 }

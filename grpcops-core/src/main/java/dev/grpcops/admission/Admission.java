@@ -59,9 +59,11 @@ public final class Admission {
             this.admission = admission;
             this.name = config.name();
             this.nominal = nominal;
-            this.queues = config.queues() == 0 ? null
+            this.queues = config.queues() == 0
+                    ? null
                     : new QueueSet(config.queues(), config.handSize(), config.queueLengthLimit());
-            this.pushback = new Pushback(server.retryPushback().toMillis(), server.maxRetryPushback().toMillis());
+            this.pushback = new Pushback(
+                    server.retryPushback().toMillis(), server.maxRetryPushback().toMillis());
         }
 
         public String name() {
@@ -115,8 +117,10 @@ public final class Admission {
     private final boolean hasLevelsWithoutQueues;
     private final RateLimitedLog listenerFailures = new RateLimitedLog(log, Duration.ofSeconds(10));
     private final ThreadLocal<Starter> starters = ThreadLocal.withInitial(Starter::new);
+
     @GuardedBy("lock")
     private int executing;
+
     @GuardedBy("lock")
     private boolean draining;
 
@@ -127,7 +131,8 @@ public final class Admission {
         this.listener = builder.listener;
         this.clock = builder.nanoClock;
         this.timer = builder.timer;
-        long totalShares = config.levels().stream().mapToLong(PriorityLevelConfig::shares).sum();
+        long totalShares =
+                config.levels().stream().mapToLong(PriorityLevelConfig::shares).sum();
         Map<String, Level> byName = new LinkedHashMap<>();
         for (PriorityLevelConfig level : config.levels()) {
             int nominal = (int) Math.ceil((double) limit * level.shares() / totalShares);
@@ -370,8 +375,10 @@ public final class Admission {
                     continue; // would borrow a seat a level that does not queue is owed
                 }
                 // Owed seats first; among equals, the level using the least of its share.
-                if (next == null || owed && !nextOwed
-                        || owed == nextOwed && (long) level.executing * next.nominal < (long) next.executing * level.nominal) {
+                if (next == null
+                        || owed && !nextOwed
+                        || owed == nextOwed
+                                && (long) level.executing * next.nominal < (long) next.executing * level.nominal) {
                     next = level;
                     nextOwed = owed;
                 }

@@ -14,8 +14,12 @@ import java.util.Set;
  * @param retryPushback the first {@code grpc-retry-pushback-ms} a rejected caller is told
  * @param maxRetryPushback the most it grows to while rejections go on (it doubles every second they do)
  */
-public record AdmissionConfig(int limit, List<PriorityLevelConfig> levels, Duration maxWait,
-        Duration retryPushback, Duration maxRetryPushback) {
+public record AdmissionConfig(
+        int limit,
+        List<PriorityLevelConfig> levels,
+        Duration maxWait,
+        Duration retryPushback,
+        Duration maxRetryPushback) {
 
     public AdmissionConfig {
         if (limit < 1) {
@@ -31,14 +35,16 @@ public record AdmissionConfig(int limit, List<PriorityLevelConfig> levels, Durat
             }
         }
         if (levels.size() > limit) {
-            throw new InvalidAdmissionConfigException("limit", "must give each of the " + levels.size()
-                    + " priority levels at least one seat, got " + limit);
+            throw new InvalidAdmissionConfigException(
+                    "limit",
+                    "must give each of the " + levels.size() + " priority levels at least one seat, got " + limit);
         }
         requirePositive(maxWait, "max-wait");
         requirePositive(retryPushback, "retry-pushback");
         requirePositive(maxRetryPushback, "max-retry-pushback");
         if (maxRetryPushback.compareTo(retryPushback) < 0) {
-            throw new InvalidAdmissionConfigException("max-retry-pushback",
+            throw new InvalidAdmissionConfigException(
+                    "max-retry-pushback",
                     "must not be below retry-pushback (" + retryPushback + "), got " + maxRetryPushback);
         }
         levels = List.copyOf(levels);
@@ -50,8 +56,8 @@ public record AdmissionConfig(int limit, List<PriorityLevelConfig> levels, Durat
         levels.forEach(level -> defined.add(level.name()));
         policy.referencedLevels().forEach((field, level) -> {
             if (!defined.contains(level)) {
-                throw new InvalidAdmissionConfigException(field, "names priority level '" + level
-                        + "', which is not defined (defined: " + defined + ")");
+                throw new InvalidAdmissionConfigException(
+                        field, "names priority level '" + level + "', which is not defined (defined: " + defined + ")");
             }
         });
     }

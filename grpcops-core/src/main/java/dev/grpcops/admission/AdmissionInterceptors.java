@@ -25,8 +25,7 @@ import java.util.Set;
  */
 public final class AdmissionInterceptors {
 
-    private AdmissionInterceptors() {
-    }
+    private AdmissionInterceptors() {}
 
     /** The server interceptor for {@code admission}: callers by criticality, health and reflection exempt. */
     public static ServerBuilder server(Admission admission) {
@@ -88,8 +87,14 @@ public final class AdmissionInterceptors {
         }
 
         public ServerInterceptor build() {
-            return new AdmissionServerInterceptor(admission, policy, exemptServices, exemptMethods, defaultBudget,
-                    BudgetRules.NO_DEADLINE_BEYOND, needed);
+            return new AdmissionServerInterceptor(
+                    admission,
+                    policy,
+                    exemptServices,
+                    exemptMethods,
+                    defaultBudget,
+                    BudgetRules.NO_DEADLINE_BEYOND,
+                    needed);
         }
     }
 }

@@ -6,14 +6,11 @@ package dev.grpcops.admission;
  */
 public interface AdmissionListener {
 
-    AdmissionListener NONE = new AdmissionListener() {
-    };
+    AdmissionListener NONE = new AdmissionListener() {};
 
     /** A call got a seat at {@code level} after waiting {@code waitNanos} (0 when a seat was free). */
-    default void dispatched(String level, long waitNanos) {
-    }
+    default void dispatched(String level, long waitNanos) {}
 
     /** A call was turned away at {@code level}. */
-    default void rejected(String level, RejectReason reason) {
-    }
+    default void rejected(String level, RejectReason reason) {}
 }

@@ -24,11 +24,15 @@ public final class CallerPolicy {
      * @param callerCaps the highest criticality chosen callers may claim
      * @param defaultCap the highest criticality any other caller may claim
      */
-    public CallerPolicy(Map<Criticality, String> criticalityLevels, Map<String, String> callerLevels,
-            Map<String, Criticality> callerCaps, Criticality defaultCap) {
+    public CallerPolicy(
+            Map<Criticality, String> criticalityLevels,
+            Map<String, String> callerLevels,
+            Map<String, Criticality> callerCaps,
+            Criticality defaultCap) {
         for (Criticality criticality : Criticality.values()) {
             if (!criticalityLevels.containsKey(criticality)) {
-                throw new InvalidAdmissionConfigException("criticality-levels." + criticality.value(), "must name a priority level");
+                throw new InvalidAdmissionConfigException(
+                        "criticality-levels." + criticality.value(), "must name a priority level");
             }
         }
         this.criticalityLevels = new EnumMap<>(criticalityLevels);
@@ -70,7 +74,8 @@ public final class CallerPolicy {
     /** Every level the policy can send calls to, to check against the configured levels. */
     Map<String, String> referencedLevels() {
         Map<String, String> referenced = new java.util.LinkedHashMap<>();
-        criticalityLevels.forEach((criticality, level) -> referenced.put("criticality-levels." + criticality.value(), level));
+        criticalityLevels.forEach(
+                (criticality, level) -> referenced.put("criticality-levels." + criticality.value(), level));
         callerLevels.forEach((caller, level) -> referenced.put("callers." + caller + ".level", level));
         return referenced;
     }

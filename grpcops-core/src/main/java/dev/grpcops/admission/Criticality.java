@@ -7,8 +7,9 @@ import java.util.Locale;
  * Absent or unknown values mean {@link #DEFAULT}: a typo never raises a call's priority.
  */
 public enum Criticality {
-
-    CRITICAL, DEFAULT, SHEDDABLE;
+    CRITICAL,
+    DEFAULT,
+    SHEDDABLE;
 
     /** The criticality a header value names; {@link #DEFAULT} for null or anything else. */
     public static Criticality parse(String value) {

@@ -21,10 +21,17 @@ public record PriorityLevelConfig(String name, int shares, int queues, int handS
         require(shares >= 1, name, "shares", "must be at least 1, got " + shares);
         require(queues >= 0, name, "queues", "must not be negative, got " + queues);
         if (queues > 0) {
-            require(handSize >= 1 && handSize <= queues, name, "hand-size",
+            require(
+                    handSize >= 1 && handSize <= queues,
+                    name,
+                    "hand-size",
                     "must be between 1 and queues (" + queues + "), got " + handSize);
-            require(entropyBits(queues, handSize) <= MAX_ENTROPY_BITS, name, "hand-size",
-                    "with " + queues + " queues needs more than " + MAX_ENTROPY_BITS + " bits of hash: lower it or the queues");
+            require(
+                    entropyBits(queues, handSize) <= MAX_ENTROPY_BITS,
+                    name,
+                    "hand-size",
+                    "with " + queues + " queues needs more than " + MAX_ENTROPY_BITS
+                            + " bits of hash: lower it or the queues");
             require(queueLengthLimit >= 1, name, "queue-length-limit", "must be at least 1, got " + queueLengthLimit);
         }
     }

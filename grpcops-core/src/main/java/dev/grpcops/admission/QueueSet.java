@@ -84,7 +84,8 @@ final class QueueSet {
         FairQueue best = null;
         for (int index : dealer.deal(flow)) {
             FairQueue candidate = queues[index];
-            if (best == null || candidate.waiting.size() < best.waiting.size()
+            if (best == null
+                    || candidate.waiting.size() < best.waiting.size()
                     || candidate.waiting.size() == best.waiting.size() && candidate.executing < best.executing) {
                 best = candidate;
             }

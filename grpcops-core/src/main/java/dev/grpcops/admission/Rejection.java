@@ -13,7 +13,7 @@ public record Rejection(String level, RejectReason reason, Duration retryAfter) 
         if (reason == RejectReason.DRAINING) {
             return "server is draining: call not started at priority level '" + level + "', try another replica";
         }
-        return "overloaded: priority level '" + level + "' rejected the call (" + reason.label()
-                + "); retry after " + retryAfter.toMillis() + " ms";
+        return "overloaded: priority level '" + level + "' rejected the call (" + reason.label() + "); retry after "
+                + retryAfter.toMillis() + " ms";
     }
 }

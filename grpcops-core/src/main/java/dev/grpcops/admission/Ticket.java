@@ -3,7 +3,12 @@ package dev.grpcops.admission;
 /** Admission's bookkeeping of one offered call; every field is guarded by the admission's lock. */
 final class Ticket implements AdmissionTicket {
 
-    enum State { NEW, QUEUED, EXECUTING, DONE }
+    enum State {
+        NEW,
+        QUEUED,
+        EXECUTING,
+        DONE
+    }
 
     final Admission.Level level;
     final AdmissionRequest request;

@@ -3,7 +3,6 @@ package dev.grpcops.client;
 import dev.grpcops.internal.PickHint;
 import io.grpc.ClientStreamTracer;
 import io.grpc.ConnectivityState;
-import io.grpc.LoadBalancer;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.util.ForwardingClientStreamTracer;
@@ -24,14 +23,14 @@ import java.util.function.LongSupplier;
 final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
     /** The parsed policy config; times in nanoseconds. */
-    record Config(long decayNanos, long failurePenaltyNanos) {
-    }
+    record Config(long decayNanos, long failurePenaltyNanos) {}
 
     /** A replica's cost before it has answered, when no other replica has either. */
     static final long INITIAL_COST_NANOS = 5_000_000L;
 
     private final LongSupplier nanoClock;
-    private volatile Config config = new Config(PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.toNanos(),
+    private volatile Config config = new Config(
+            PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.toNanos(),
             PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY.toNanos());
     private SubchannelPicker currentPicker;
 
@@ -91,9 +90,12 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             }
         }
         // Every replica failing: a failing child's picker, so that calls fail with its reason.
-        update(ConnectivityState.TRANSIENT_FAILURE, failing.isEmpty()
-                ? new FixedResultPicker(PickResult.withError(Status.UNAVAILABLE.withDescription("no replica")))
-                : failing.get(ThreadLocalRandom.current().nextInt(failing.size())).getCurrentPicker());
+        update(
+                ConnectivityState.TRANSIENT_FAILURE,
+                failing.isEmpty()
+                        ? new FixedResultPicker(PickResult.withError(Status.UNAVAILABLE.withDescription("no replica")))
+                        : failing.get(ThreadLocalRandom.current().nextInt(failing.size()))
+                                .getCurrentPicker());
     }
 
     private void update(ConnectivityState state, SubchannelPicker picker) {
@@ -158,7 +160,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             Config current = config;
             switch (code) {
                 case UNAVAILABLE, RESOURCE_EXHAUSTED ->
-                        latency.observe(now, Math.max(rttNanos, current.failurePenaltyNanos()), false, current.decayNanos());
+                    latency.observe(
+                            now, Math.max(rttNanos, current.failurePenaltyNanos()), false, current.decayNanos());
                 case CANCELLED, DEADLINE_EXCEEDED -> latency.observe(now, rttNanos, true, current.decayNanos());
                 default -> latency.observe(now, rttNanos, false, current.decayNanos());
             }
@@ -223,7 +226,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 return result;
             }
             ClientStreamTracer.Factory inner = result.getStreamTracerFactory();
-            return result.copyWithStreamTracerFactory(inner == null ? replica.tracers : chained(replica.tracers, inner));
+            return result.copyWithStreamTracerFactory(
+                    inner == null ? replica.tracers : chained(replica.tracers, inner));
         }
 
         /** Two distinct replicas at random (never {@code avoid} when another is ready); the cheaper one. */
@@ -261,7 +265,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return loadA < loadB || loadA == loadB && random.nextBoolean() ? a : b;
         }
 
-        private static ClientStreamTracer.Factory chained(ClientStreamTracer.Factory ours, ClientStreamTracer.Factory inner) {
+        private static ClientStreamTracer.Factory chained(
+                ClientStreamTracer.Factory ours, ClientStreamTracer.Factory inner) {
             return new ClientStreamTracer.Factory() {
                 @Override
                 public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {

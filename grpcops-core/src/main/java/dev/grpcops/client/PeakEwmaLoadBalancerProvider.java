@@ -47,12 +47,14 @@ public final class PeakEwmaLoadBalancerProvider extends LoadBalancerProvider {
     @Override
     public LoadBalancer newLoadBalancer(LoadBalancer.Helper helper) {
         // As grpc-services does for round_robin: health checking wraps the policy.
-        return HealthCheckingLoadBalancerUtil.newHealthCheckingLoadBalancer(new LoadBalancer.Factory() {
-            @Override
-            public LoadBalancer newLoadBalancer(LoadBalancer.Helper child) {
-                return new PeakEwmaLoadBalancer(child);
-            }
-        }, helper);
+        return HealthCheckingLoadBalancerUtil.newHealthCheckingLoadBalancer(
+                new LoadBalancer.Factory() {
+                    @Override
+                    public LoadBalancer newLoadBalancer(LoadBalancer.Helper child) {
+                        return new PeakEwmaLoadBalancer(child);
+                    }
+                },
+                helper);
     }
 
     @Override
@@ -64,12 +66,15 @@ public final class PeakEwmaLoadBalancerProvider extends LoadBalancerProvider {
                 throw new IllegalArgumentException("decay must be positive, got " + raw.get("decay"));
             }
             if (penalty.isNegative()) {
-                throw new IllegalArgumentException("failurePenalty must not be negative, got " + raw.get("failurePenalty"));
+                throw new IllegalArgumentException(
+                        "failurePenalty must not be negative, got " + raw.get("failurePenalty"));
             }
-            return NameResolver.ConfigOrError.fromConfig(new PeakEwmaLoadBalancer.Config(decay.toNanos(), penalty.toNanos()));
+            return NameResolver.ConfigOrError.fromConfig(
+                    new PeakEwmaLoadBalancer.Config(decay.toNanos(), penalty.toNanos()));
         } catch (RuntimeException e) {
             return NameResolver.ConfigOrError.fromError(Status.INVALID_ARGUMENT
-                    .withDescription(POLICY_NAME + ": " + e.getMessage()).withCause(e));
+                    .withDescription(POLICY_NAME + ": " + e.getMessage())
+                    .withCause(e));
         }
     }
 

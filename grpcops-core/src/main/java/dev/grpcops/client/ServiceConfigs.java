@@ -16,8 +16,7 @@ import java.util.Objects;
  */
 public final class ServiceConfigs {
 
-    private ServiceConfigs() {
-    }
+    private ServiceConfigs() {}
 
     /** round_robin over every resolved address. */
     public static Map<String, ?> roundRobin() {
@@ -26,7 +25,11 @@ public final class ServiceConfigs {
 
     /** round_robin, skipping addresses whose health for {@code serviceName} is not SERVING. */
     public static Map<String, ?> healthCheckedRoundRobin(String serviceName) {
-        return builder().balancing(Balancing.ROUND_ROBIN).outlierDetection(null).healthCheck(serviceName).build();
+        return builder()
+                .balancing(Balancing.ROUND_ROBIN)
+                .outlierDetection(null)
+                .healthCheck(serviceName)
+                .build();
     }
 
     /** Peak-EWMA balancing under {@link OutlierDetection#DEFAULTS}, no health checking: change what you need. */
@@ -51,8 +54,7 @@ public final class ServiceConfigs {
         private OutlierDetection outlierDetection = OutlierDetection.DEFAULTS;
         private String healthCheckedService;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         public Builder balancing(Balancing balancing) {
             this.balancing = Objects.requireNonNull(balancing, "balancing");
@@ -84,12 +86,16 @@ public final class ServiceConfigs {
         }
 
         public Map<String, ?> build() {
-            Map<String, ?> policy = balancing == Balancing.ROUND_ROBIN ? Map.of("round_robin", Map.of())
-                    : Map.of(PeakEwmaLoadBalancerProvider.POLICY_NAME, Map.of(
-                            "decay", OutlierDetection.seconds(decay),
-                            "failurePenalty", OutlierDetection.seconds(failurePenalty)));
+            Map<String, ?> policy = balancing == Balancing.ROUND_ROBIN
+                    ? Map.of("round_robin", Map.of())
+                    : Map.of(
+                            PeakEwmaLoadBalancerProvider.POLICY_NAME,
+                            Map.of(
+                                    "decay", OutlierDetection.seconds(decay),
+                                    "failurePenalty", OutlierDetection.seconds(failurePenalty)));
             Map<String, Object> config = new LinkedHashMap<>();
-            config.put("loadBalancingConfig",
+            config.put(
+                    "loadBalancingConfig",
                     List.of(outlierDetection == null ? policy : outlierDetection.config(List.of(policy))));
             if (healthCheckedService != null) {
                 config.put("healthCheckConfig", Map.of("serviceName", healthCheckedService));

@@ -10,18 +10,14 @@ import java.time.Duration;
 public interface BudgetListener {
 
     /** Listens to nothing. */
-    BudgetListener NONE = new BudgetListener() {
-    };
+    BudgetListener NONE = new BudgetListener() {};
 
     /** A served call of {@code method} (full method name) arrived with this budget. */
-    default void arrived(String method, Budget budget) {
-    }
+    default void arrived(String method, Budget budget) {}
 
     /** A downstream call to {@code method} was sent with this deadline. */
-    default void handedDownstream(String method, Duration deadline) {
-    }
+    default void handedDownstream(String method, Duration deadline) {}
 
     /** A downstream call to {@code method} was not sent: the budget could not cover it. */
-    default void notSent(String method) {
-    }
+    default void notSent(String method) {}
 }

@@ -38,14 +38,18 @@ public final class DrainBeforeStop {
      * @param grace how long calls in flight get after GOAWAY; negative waits as long as they take
      */
     public DrainBeforeStop(HealthStatusManager health, InFlightCalls inFlight, Duration drainDelay, Duration grace) {
-        this(health, inFlight, drainDelay, grace, () -> { });
+        this(health, inFlight, drainDelay, grace, () -> {});
     }
 
     /**
      * @param whenDraining runs once the health names say NOT_SERVING, e.g. so that calls waiting for
      *     admission go to another replica instead of waiting out the drain
      */
-    public DrainBeforeStop(HealthStatusManager health, InFlightCalls inFlight, Duration drainDelay, Duration grace,
+    public DrainBeforeStop(
+            HealthStatusManager health,
+            InFlightCalls inFlight,
+            Duration drainDelay,
+            Duration grace,
             Runnable whenDraining) {
         this.health = health;
         this.inFlight = inFlight;
@@ -56,19 +60,23 @@ public final class DrainBeforeStop {
 
     /** Drains and stops every server of {@code servers} that is still running; returns once they have stopped. */
     public void drain(Collection<Server> servers) {
-        List<Server> running = servers.stream().filter(server -> !server.isShutdown()).toList();
+        List<Server> running =
+                servers.stream().filter(server -> !server.isShutdown()).toList();
         if (running.isEmpty()) {
             return;
         }
         try {
             health.enterTerminalState();
             whenDraining.run();
-            log.info("drain: health NOT_SERVING on every name; serving {} more for {} calls in flight",
-                    drainDelay, inFlight.count());
+            log.info(
+                    "drain: health NOT_SERVING on every name; serving {} more for {} calls in flight",
+                    drainDelay,
+                    inFlight.count());
             if (!drainDelay.isNegative() && !drainDelay.isZero()) {
                 Thread.sleep(drainDelay.toMillis());
             }
-            log.info("drain: no new calls (GOAWAY); {} calls in flight get up to {} to finish", inFlight.count(), grace);
+            log.info(
+                    "drain: no new calls (GOAWAY); {} calls in flight get up to {} to finish", inFlight.count(), grace);
             running.forEach(Server::shutdown);
             inFlight.awaitNone(grace);
         } catch (InterruptedException e) {

@@ -20,6 +20,7 @@ public final class InFlightCalls implements ServerInterceptor {
     private final AtomicInteger inFlight = new AtomicInteger();
     /** Waiters for zero calls; taken only when the count reaches zero, never per call otherwise. */
     private final Object zero = new Object();
+
     private final Set<String> longLivedServices;
 
     /** @param longLivedServices services whose calls are long-lived streams and are not counted */

@@ -44,8 +44,14 @@ public final class FaultInjection {
         this.current = builder.faults;
         Set<String> exempt = new HashSet<>(builder.exemptServices);
         exempt.add(FaultsGrpc.SERVICE_NAME);
-        this.interceptor = new FaultInjectionInterceptor(this::current, listener, exempt, builder.exemptMethods,
-                builder.nanoClock, builder.random, builder.scheduler);
+        this.interceptor = new FaultInjectionInterceptor(
+                this::current,
+                listener,
+                exempt,
+                builder.exemptMethods,
+                builder.nanoClock,
+                builder.random,
+                builder.scheduler);
         if (current.any()) {
             log.warn("fault injection on {}: {}", replica, current);
         }
@@ -97,11 +103,11 @@ public final class FaultInjection {
         private Set<String> exemptServices = Set.copyOf(InfrastructureServices.NAMES);
         private Set<String> exemptMethods = Set.of();
         private LongSupplier nanoClock = System::nanoTime;
-        private DoubleSupplier random = () -> java.util.concurrent.ThreadLocalRandom.current().nextDouble();
+        private DoubleSupplier random =
+                () -> java.util.concurrent.ThreadLocalRandom.current().nextDouble();
         private ScheduledExecutorService scheduler = SharedScheduler.get();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The replica's name, as {@code Get} answers it and the log says it ({@code local} by default). */
         public Builder replica(String replica) {

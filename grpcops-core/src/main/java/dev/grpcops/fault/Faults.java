@@ -26,8 +26,9 @@ public record Faults(Duration delay, Duration stall, Duration stallEvery, double
         requireBetween("stall", stall, MAX_HOLD);
         requireBetween("stall-every", stallEvery, MAX_PERIOD);
         if (!stall.isZero() && stallEvery.compareTo(stall) <= 0) {
-            throw new InvalidFaultException("stall-every", "must be longer than stall (" + stall.toMillis()
-                    + " ms), got " + stallEvery.toMillis() + " ms");
+            throw new InvalidFaultException(
+                    "stall-every",
+                    "must be longer than stall (" + stall.toMillis() + " ms), got " + stallEvery.toMillis() + " ms");
         }
         if (!(errorRatio >= 0 && errorRatio <= 1)) {
             throw new InvalidFaultException("error-ratio", "must be 0-1, got " + errorRatio);
@@ -50,8 +51,12 @@ public record Faults(Duration delay, Duration stall, Duration stallEvery, double
             text.append("delay ").append(delay.toMillis()).append("ms");
         }
         if (!stall.isZero()) {
-            text.append(text.isEmpty() ? "" : ", ").append("stall ").append(stall.toMillis()).append("ms/")
-                    .append(stallEvery.toMillis()).append("ms");
+            text.append(text.isEmpty() ? "" : ", ")
+                    .append("stall ")
+                    .append(stall.toMillis())
+                    .append("ms/")
+                    .append(stallEvery.toMillis())
+                    .append("ms");
         }
         if (errorRatio > 0) {
             text.append(text.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "error-ratio %s", errorRatio));
@@ -64,7 +69,8 @@ public record Faults(Duration delay, Duration stall, Duration stallEvery, double
             throw new InvalidFaultException(field, "must be set");
         }
         if (value.isNegative() || value.compareTo(max) > 0) {
-            throw new InvalidFaultException(field, "must be 0-" + max.toMillis() + " ms, got " + value.toMillis() + " ms");
+            throw new InvalidFaultException(
+                    field, "must be 0-" + max.toMillis() + " ms, got " + value.toMillis() + " ms");
         }
     }
 }

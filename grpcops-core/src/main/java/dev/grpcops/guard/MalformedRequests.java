@@ -22,8 +22,7 @@ import java.util.function.BiConsumer;
  */
 public final class MalformedRequests {
 
-    private MalformedRequests() {
-    }
+    private MalformedRequests() {}
 
     /**
      * {@code service} with every method's request parsed by this class.
@@ -31,9 +30,10 @@ public final class MalformedRequests {
      * @param onMalformed told the full method name and the parse failure of each malformed request
      *     (for a metric and a rate-limited log line); runs on the call's thread, must not block
      */
-    public static ServerServiceDefinition guard(ServerServiceDefinition service,
-            BiConsumer<String, RuntimeException> onMalformed) {
-        ServerServiceDefinition.Builder guarded = ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
+    public static ServerServiceDefinition guard(
+            ServerServiceDefinition service, BiConsumer<String, RuntimeException> onMalformed) {
+        ServerServiceDefinition.Builder guarded =
+                ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
         for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
             guarded.addMethod(guard(method, onMalformed));
         }
@@ -43,7 +43,8 @@ public final class MalformedRequests {
     private static <ReqT, RespT> ServerMethodDefinition<InputStream, RespT> guard(
             ServerMethodDefinition<ReqT, RespT> definition, BiConsumer<String, RuntimeException> onMalformed) {
         MethodDescriptor<ReqT, RespT> method = definition.getMethodDescriptor();
-        MethodDescriptor<InputStream, RespT> wire = method.toBuilder(RawMessages.INSTANCE, method.getResponseMarshaller())
+        MethodDescriptor<InputStream, RespT> wire = method.toBuilder(
+                        RawMessages.INSTANCE, method.getResponseMarshaller())
                 .build();
         ServerCallHandler<ReqT, RespT> handler = definition.getServerCallHandler();
         return ServerMethodDefinition.create(wire, (call, headers) -> {
@@ -85,8 +86,11 @@ public final class MalformedRequests {
         private final BiConsumer<String, RuntimeException> onMalformed;
         private boolean refused;
 
-        ParsingListener(ServerCall.Listener<ReqT> delegate, ServerCall<InputStream, RespT> call,
-                MethodDescriptor<ReqT, RespT> method, BiConsumer<String, RuntimeException> onMalformed) {
+        ParsingListener(
+                ServerCall.Listener<ReqT> delegate,
+                ServerCall<InputStream, RespT> call,
+                MethodDescriptor<ReqT, RespT> method,
+                BiConsumer<String, RuntimeException> onMalformed) {
             this.delegate = delegate;
             this.call = call;
             this.method = method;
@@ -104,8 +108,10 @@ public final class MalformedRequests {
             } catch (RuntimeException malformed) {
                 refused = true;
                 onMalformed.accept(method.getFullMethodName(), malformed);
-                call.close(Status.INVALID_ARGUMENT.withDescription("request is not a valid "
-                        + method.getFullMethodName() + " request: it does not parse"), new Metadata());
+                call.close(
+                        Status.INVALID_ARGUMENT.withDescription(
+                                "request is not a valid " + method.getFullMethodName() + " request: it does not parse"),
+                        new Metadata());
                 return;
             }
             delegate.onMessage(request);

@@ -32,8 +32,9 @@ public final class UnknownMethods extends HandlerRegistry {
                 .build();
         return ServerMethodDefinition.create(method, (call, headers) -> {
             onUnknown.run();
-            call.close(Status.UNIMPLEMENTED.withDescription("Method not found: " + truncated(methodName)), new Metadata());
-            return new ServerCall.Listener<>() { };
+            call.close(
+                    Status.UNIMPLEMENTED.withDescription("Method not found: " + truncated(methodName)), new Metadata());
+            return new ServerCall.Listener<>() {};
         });
     }
 

@@ -13,8 +13,7 @@ public final class Headers {
     public static final Metadata.Key<String> RETRY_PUSHBACK =
             Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
 
-    private Headers() {
-    }
+    private Headers() {}
 
     /** Any value but a plain 0 counts: a hop that cannot tell must not retry on top of another. */
     public static boolean arrivedAsRetry(Metadata headers) {

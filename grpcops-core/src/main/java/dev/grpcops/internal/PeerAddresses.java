@@ -7,8 +7,7 @@ import java.net.SocketAddress;
 /** What the library calls a peer: its IP address, whatever its port. */
 public final class PeerAddresses {
 
-    private PeerAddresses() {
-    }
+    private PeerAddresses() {}
 
     /** The IP address of {@code peer} (its host name if unresolved), {@code "unknown"} when there is none. */
     public static String ip(SocketAddress peer) {

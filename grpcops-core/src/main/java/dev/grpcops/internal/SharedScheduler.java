@@ -12,8 +12,7 @@ public final class SharedScheduler {
 
     private static final ScheduledExecutorService INSTANCE = create();
 
-    private SharedScheduler() {
-    }
+    private SharedScheduler() {}
 
     public static ScheduledExecutorService get() {
         return INSTANCE;

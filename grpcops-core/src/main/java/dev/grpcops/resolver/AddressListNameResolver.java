@@ -24,6 +24,7 @@ final class AddressListNameResolver extends NameResolver {
     private final String target;
     /** The target's path: {@code /host:port,host:port,...} when well formed, else anything or null. */
     private final String path;
+
     private final String authority;
     private final Executor offload;
     private final SynchronizationContext syncContext;
@@ -88,7 +89,8 @@ final class AddressListNameResolver extends NameResolver {
                 } else {
                     @SuppressWarnings("unchecked")
                     List<EquivalentAddressGroup> groups = (List<EquivalentAddressGroup>) result;
-                    listener.onResult2(ResolutionResult.newBuilder().setAddresses(groups).build());
+                    listener.onResult2(
+                            ResolutionResult.newBuilder().setAddresses(groups).build());
                 }
             });
         });
@@ -97,8 +99,8 @@ final class AddressListNameResolver extends NameResolver {
     /** The resolved addresses, or a Status saying why there are none. */
     private Object lookUp() {
         if (path == null || path.length() <= 1 || !path.startsWith("/")) {
-            return Status.UNAVAILABLE.withDescription("target '" + target
-                    + "' names no addresses: expected list:///host:port,host:port,...");
+            return Status.UNAVAILABLE.withDescription(
+                    "target '" + target + "' names no addresses: expected list:///host:port,host:port,...");
         }
         List<EquivalentAddressGroup> groups = new ArrayList<>();
         for (String address : path.substring(1).split(",", -1)) {
@@ -113,8 +115,9 @@ final class AddressListNameResolver extends NameResolver {
                     groups.add(new EquivalentAddressGroup(new InetSocketAddress(ip, unresolved.getPort())));
                 }
             } catch (UnknownHostException e) {
-                return Status.UNAVAILABLE.withDescription("target '" + target + "': unknown host '"
-                        + unresolved.getHostString() + "'").withCause(e);
+                return Status.UNAVAILABLE
+                        .withDescription("target '" + target + "': unknown host '" + unresolved.getHostString() + "'")
+                        .withCause(e);
             }
         }
         return groups;

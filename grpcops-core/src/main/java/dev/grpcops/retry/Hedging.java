@@ -31,9 +31,11 @@ public record Hedging(double percentile, Duration minDelay, Duration maxDelay, i
         }
         Objects.requireNonNull(minDelay, "min-delay must be set");
         Objects.requireNonNull(maxDelay, "max-delay must be set");
-        if (minDelay.isNegative() || maxDelay.compareTo(minDelay) < 0 || maxDelay.compareTo(Duration.ofMinutes(1)) > 0) {
-            throw new IllegalArgumentException("max-delay must be at least min-delay (" + minDelay + ") and at most 1m, got "
-                    + maxDelay);
+        if (minDelay.isNegative()
+                || maxDelay.compareTo(minDelay) < 0
+                || maxDelay.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new IllegalArgumentException(
+                    "max-delay must be at least min-delay (" + minDelay + ") and at most 1m, got " + maxDelay);
         }
         if (minSamples < 1 || minSamples > LatencyWindow.SIZE) {
             throw new IllegalArgumentException("min-samples must be 1-" + LatencyWindow.SIZE + ", got " + minSamples);

@@ -63,6 +63,7 @@ public final class Retry {
     private final LongSupplier nanoClock;
     /** Null: {@link #hedged} only retries. */
     private final Hedging hedging;
+
     private final Targets<LatencyWindow> latencies;
     /** The hedges' own share of each target's calls (Finagle's maxExtraLoad). */
     private final RetryBudget hedgeBudget;
@@ -74,10 +75,15 @@ public final class Retry {
         this.scheduler = builder.scheduler;
         this.nanoClock = builder.nanoClock;
         this.hedging = builder.hedging;
-        this.latencies = hedging == null ? null
-                : new Targets<>(target -> new LatencyWindow(hedging.percentile()), (target, window) -> { });
-        this.hedgeBudget = hedging == null ? null : RetryBudget.builder().percent(hedging.maxExtraPercent())
-                .nanoClock(builder.nanoClock).build();
+        this.latencies = hedging == null
+                ? null
+                : new Targets<>(target -> new LatencyWindow(hedging.percentile()), (target, window) -> {});
+        this.hedgeBudget = hedging == null
+                ? null
+                : RetryBudget.builder()
+                        .percent(hedging.maxExtraPercent())
+                        .nanoClock(builder.nanoClock)
+                        .build();
     }
 
     /** A builder with these budget rules (the deadline floor: retry-min). */
@@ -153,7 +159,8 @@ public final class Retry {
         if (percentile < 0) {
             return -1; // nothing learned yet: no guess
         }
-        return Math.max(hedging.minDelay().toNanos(), Math.min(hedging.maxDelay().toNanos(), percentile));
+        return Math.max(
+                hedging.minDelay().toNanos(), Math.min(hedging.maxDelay().toNanos(), percentile));
     }
 
     /**
@@ -170,12 +177,16 @@ public final class Retry {
         private String target;
         private ListenableFuture<T> first;
         private long firstStart;
+
         @GuardedBy("this")
         private ListenableFuture<T> hedge;
+
         @GuardedBy("this")
         private long hedgeStart;
+
         @GuardedBy("this")
         private Future<?> timer;
+
         @GuardedBy("this")
         private Throwable firstFailure;
 
@@ -378,8 +389,13 @@ public final class Retry {
     }
 
     /** The retry path of {@link #call} for a first attempt that is done (or will be). */
-    private <T> ListenableFuture<T> retryAfter(ListenableFuture<T> firstResult, Budget budget, String target,
-            Context context, Supplier<ListenableFuture<T>> call, PickHint firstHint) {
+    private <T> ListenableFuture<T> retryAfter(
+            ListenableFuture<T> firstResult,
+            Budget budget,
+            String target,
+            Context context,
+            Supplier<ListenableFuture<T>> call,
+            PickHint firstHint) {
         Retrying<T> result = new Retrying<>(firstResult, budget, target, context, call, firstHint);
         firstResult.addListener(result, MoreExecutors.directExecutor());
         return result;
@@ -400,8 +416,13 @@ public final class Retry {
         private final PickHint firstHint;
         private volatile Future<?> delayed;
 
-        Retrying(ListenableFuture<T> first, Budget budget, String target, Context context,
-                Supplier<ListenableFuture<T>> call, PickHint firstHint) {
+        Retrying(
+                ListenableFuture<T> first,
+                Budget budget,
+                String target,
+                Context context,
+                Supplier<ListenableFuture<T>> call,
+                PickHint firstHint) {
             this.first = first;
             this.budget = budget;
             this.target = target;
@@ -566,20 +587,22 @@ public final class Retry {
     }
 
     /** Starts the retry, and feeds its result to the limiter when it completes. */
-    private <T> ListenableFuture<T> startRetry(Context context, Supplier<ListenableFuture<T>> call, String target,
-            PickHint firstHint) {
+    private <T> ListenableFuture<T> startRetry(
+            Context context, Supplier<ListenableFuture<T>> call, String target, PickHint firstHint) {
         // Elsewhere than the first attempt went, if the balancer can tell.
         ListenableFuture<T> started = start(new Attempt(1, PickHint.avoiding(firstHint)).attachTo(context), call);
-        started.addListener(() -> {
-            try {
-                Futures.getDone(started);
-                limiter.onSuccess(target);
-            } catch (ExecutionException e) {
-                account(e.getCause(), target);
-            } catch (RuntimeException | Error e) {
-                account(e, target);
-            }
-        }, MoreExecutors.directExecutor());
+        started.addListener(
+                () -> {
+                    try {
+                        Futures.getDone(started);
+                        limiter.onSuccess(target);
+                    } catch (ExecutionException e) {
+                        account(e.getCause(), target);
+                    } catch (RuntimeException | Error e) {
+                        account(e, target);
+                    }
+                },
+                MoreExecutors.directExecutor());
         return started;
     }
 

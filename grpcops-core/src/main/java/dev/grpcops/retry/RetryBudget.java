@@ -32,7 +32,7 @@ public final class RetryBudget implements RetryLimiter {
         this.floor = builder.minPerSecond * builder.window.toNanos() / 1e9;
         this.slotNanos = builder.window.toNanos() / SLOTS;
         this.nanoClock = builder.nanoClock;
-        this.targets = new Targets<>(target -> new Window(), (target, window) -> { });
+        this.targets = new Targets<>(target -> new Window(), (target, window) -> {});
     }
 
     public static Builder builder() {
@@ -76,8 +76,10 @@ public final class RetryBudget implements RetryLimiter {
         // Per slot: the slot's number (time / slotNanos), its calls and its extra attempts.
         @GuardedBy("this")
         private final long[] slotNumber = new long[SLOTS];
+
         @GuardedBy("this")
         private final long[] calls = new long[SLOTS];
+
         @GuardedBy("this")
         private final long[] extra = new long[SLOTS];
 
@@ -153,8 +155,7 @@ public final class RetryBudget implements RetryLimiter {
         private double minPerSecond = 1;
         private LongSupplier nanoClock = System::nanoTime;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Extra attempts may be at most this percentage of the window's calls, 0-100; default 10. */
         public Builder percent(double percent) {

@@ -18,16 +18,13 @@ import java.util.List;
 public interface RetryLimiter {
 
     /** A first attempt went to {@code target}: what a ratio budget is a share of. */
-    default void onCall(String target) {
-    }
+    default void onCall(String target) {}
 
     /** An attempt to {@code target} succeeded. */
-    default void onSuccess(String target) {
-    }
+    default void onSuccess(String target) {}
 
     /** An attempt to {@code target} failed with {@code UNAVAILABLE}, or its answer carried pushback (A6's failure). */
-    default void onFailure(String target) {
-    }
+    default void onFailure(String target) {}
 
     /**
      * Whether one more attempt may go to {@code target} now. When it may, the attempt counts as
@@ -36,8 +33,7 @@ public interface RetryLimiter {
     boolean tryAcquire(String target);
 
     /** Gives back an attempt {@link #tryAcquire} allowed and that was not sent. */
-    default void release(String target) {
-    }
+    default void release(String target) {}
 
     /** Allows every attempt: only the deadline budget and pushback then decide. */
     static RetryLimiter unlimited() {
@@ -54,6 +50,8 @@ public interface RetryLimiter {
 
     /** design §11's defaults: a gRFC A6 token bucket (10, 0.1) and a retry budget of 10 % plus 1 per second over 10 s. */
     static RetryLimiter defaults(RetryListener listener) {
-        return allOf(TokenBucket.builder().listener(listener).build(), RetryBudget.builder().build());
+        return allOf(
+                TokenBucket.builder().listener(listener).build(),
+                RetryBudget.builder().build());
     }
 }

@@ -9,25 +9,20 @@ import java.util.function.DoubleSupplier;
 public interface RetryListener {
 
     /** Listens to nothing. */
-    RetryListener NONE = new RetryListener() {
-    };
+    RetryListener NONE = new RetryListener() {};
 
     /** What became of a call to {@code target} (the channel's authority) that failed with {@code UNAVAILABLE}. */
-    default void outcome(String target, RetryOutcome outcome) {
-    }
+    default void outcome(String target, RetryOutcome outcome) {}
 
     /**
      * A {@link TokenBucket} tracks a new {@code target}; {@code tokens} reads its bucket (cheap,
      * thread-safe) for a gauge. Called once per target, for at most 65 of them.
      */
-    default void tokens(String target, DoubleSupplier tokens) {
-    }
+    default void tokens(String target, DoubleSupplier tokens) {}
 
     /** A call to {@code target} that may be hedged was made (what the share of hedges is a share of). */
-    default void hedgeable(String target) {
-    }
+    default void hedgeable(String target) {}
 
     /** What became of a hedge of a call to {@code target}: sent, then won or lost; or throttled, or refused. */
-    default void hedge(String target, HedgeOutcome outcome) {
-    }
+    default void hedge(String target, HedgeOutcome outcome) {}
 }

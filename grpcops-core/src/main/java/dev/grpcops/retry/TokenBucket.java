@@ -24,7 +24,8 @@ public final class TokenBucket implements RetryLimiter {
         this.maxMilli = builder.maxTokens * 1000;
         this.ratioMilli = (int) Math.round(builder.tokenRatio * 1000);
         RetryListener listener = builder.listener;
-        this.targets = new Targets<>(target -> new AtomicInteger(maxMilli),
+        this.targets = new Targets<>(
+                target -> new AtomicInteger(maxMilli),
                 (target, milli) -> listener.tokens(target, () -> milli.get() / 1000.0));
     }
 
@@ -65,8 +66,7 @@ public final class TokenBucket implements RetryLimiter {
         private double tokenRatio = 0.1;
         private RetryListener listener = RetryListener.NONE;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The bucket's size and starting content, 1-1000 (A6 {@code maxTokens}); default 10. */
         public Builder maxTokens(int maxTokens) {
@@ -94,8 +94,8 @@ public final class TokenBucket implements RetryLimiter {
 
         public TokenBucket build() {
             if (tokenRatio > maxTokens) {
-                throw new IllegalArgumentException("token-ratio must not be above max-tokens (" + maxTokens + "), got "
-                        + tokenRatio);
+                throw new IllegalArgumentException(
+                        "token-ratio must not be above max-tokens (" + maxTokens + "), got " + tokenRatio);
             }
             return new TokenBucket(this);
         }

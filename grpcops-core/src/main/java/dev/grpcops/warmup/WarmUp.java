@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class WarmUp {
 
     /** Present, with value {@code "1"}, on every warm-up call. */
-    public static final Metadata.Key<String> HEADER = Metadata.Key.of("grpcops-warm-up", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> HEADER =
+            Metadata.Key.of("grpcops-warm-up", Metadata.ASCII_STRING_MARSHALLER);
 
     private final List<Calls<?>> calls;
     private final int concurrency;
@@ -191,15 +192,15 @@ public final class WarmUp {
         private Duration deadline = Duration.ofSeconds(1);
         private Duration timeLimit = Duration.ofSeconds(30);
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Sends {@code request} to {@code method} {@code count} times; calls are sent in the order added. */
         public <ReqT> Builder call(MethodDescriptor<ReqT, ?> method, ReqT request, int count) {
             Objects.requireNonNull(method, "method");
             Objects.requireNonNull(request, "request");
             if (method.getType() != MethodDescriptor.MethodType.UNARY) {
-                throw new IllegalArgumentException(method.getFullMethodName() + " is not unary: warm-up sends unary calls only");
+                throw new IllegalArgumentException(
+                        method.getFullMethodName() + " is not unary: warm-up sends unary calls only");
             }
             if (count < 0) {
                 throw new IllegalArgumentException("count must not be negative, got " + count);

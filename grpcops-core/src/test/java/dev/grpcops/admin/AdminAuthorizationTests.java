@@ -33,6 +33,7 @@ class AdminAuthorizationTests {
     private final AtomicInteger drains = new AtomicInteger();
     /** Outcomes the listener was told, as "method outcome". */
     private final List<String> outcomes = new CopyOnWriteArrayList<>();
+
     private Server server;
     private ManagedChannel channel;
 
@@ -45,7 +46,10 @@ class AdminAuthorizationTests {
     @Test
     void rightTokenIsLetThrough() throws Exception {
         start("s3cret-admin-token");
-        assertThat(stub("Bearer s3cret-admin-token").drain(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("NOT_SERVING");
+        assertThat(stub("Bearer s3cret-admin-token")
+                        .drain(DrainRequest.getDefaultInstance())
+                        .getStatus())
+                .isEqualTo("NOT_SERVING");
         assertThat(drains).hasValue(1);
         assertThat(outcomes).containsExactly("grpcops.v1.WhoAmI/Drain OK");
     }
@@ -53,9 +57,16 @@ class AdminAuthorizationTests {
     @Test
     void schemeIsReadInAnyCaseWithWhitespaceAroundIt() throws Exception {
         start("s3cret-admin-token");
-        for (String authorization : new String[] {"bearer s3cret-admin-token", "BEARER s3cret-admin-token",
-                "  Bearer   s3cret-admin-token  ", "bEaReR\ts3cret-admin-token"}) {
-            assertThat(stub(authorization).drain(DrainRequest.getDefaultInstance()).getStatus()).as(authorization)
+        for (String authorization : new String[] {
+            "bearer s3cret-admin-token",
+            "BEARER s3cret-admin-token",
+            "  Bearer   s3cret-admin-token  ",
+            "bEaReR\ts3cret-admin-token"
+        }) {
+            assertThat(stub(authorization)
+                            .drain(DrainRequest.getDefaultInstance())
+                            .getStatus())
+                    .as(authorization)
                     .isEqualTo("NOT_SERVING");
         }
         assertThat(drains).hasValue(4);
@@ -72,7 +83,8 @@ class AdminAuthorizationTests {
     void wrongTokenIsPermissionDenied() throws Exception {
         start("s3cret-admin-token");
         assertRefused(stub("Bearer s3cre"), Status.Code.PERMISSION_DENIED, "admin token rejected");
-        assertRefused(stub("Bearer s3cret-admin-token-and-more"), Status.Code.PERMISSION_DENIED, "admin token rejected");
+        assertRefused(
+                stub("Bearer s3cret-admin-token-and-more"), Status.Code.PERMISSION_DENIED, "admin token rejected");
         assertThat(outcomes).filteredOn(o -> o.endsWith("PERMISSION_DENIED")).hasSize(2);
     }
 
@@ -90,8 +102,8 @@ class AdminAuthorizationTests {
     }
 
     private void assertRefused(WhoAmIGrpc.WhoAmIBlockingStub stub, Status.Code code, String message) {
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
-                () -> stub.drain(DrainRequest.getDefaultInstance()));
+        StatusRuntimeException refused =
+                catchThrowableOfType(StatusRuntimeException.class, () -> stub.drain(DrainRequest.getDefaultInstance()));
         assertThat(refused.getStatus().getCode()).isEqualTo(code);
         assertThat(refused.getStatus().getDescription()).contains(message);
         assertThat(drains).as("the admin method never ran").hasValue(0);
@@ -110,10 +122,14 @@ class AdminAuthorizationTests {
     private void start(String token) throws Exception {
         String name = InProcessServerBuilder.generateName();
         AdminAuthorizationInterceptor interceptor = new AdminAuthorizationInterceptor(
-                List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod(), WhoAmIGrpc.getResumeMethod())), token,
+                List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod(), WhoAmIGrpc.getResumeMethod())),
+                token,
                 (method, outcome) -> outcomes.add(method + " " + outcome));
-        server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(ServerInterceptors.intercept(new CountingWhoAmI(), interceptor)).build().start();
+        server = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(ServerInterceptors.intercept(new CountingWhoAmI(), interceptor))
+                .build()
+                .start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
     }
 
@@ -128,7 +144,8 @@ class AdminAuthorizationTests {
         @Override
         public void drain(DrainRequest request, StreamObserver<DrainReply> responses) {
             drains.incrementAndGet();
-            responses.onNext(DrainReply.newBuilder().setPod("p").setStatus("NOT_SERVING").build());
+            responses.onNext(
+                    DrainReply.newBuilder().setPod("p").setStatus("NOT_SERVING").build());
             responses.onCompleted();
         }
     }

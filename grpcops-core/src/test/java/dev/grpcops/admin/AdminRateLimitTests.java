@@ -35,10 +35,12 @@ class AdminRateLimitTests {
     private static final String TOKEN = "rate-limit-test-token";
     private static final Status WRONG = Status.PERMISSION_DENIED.withDescription("admin token rejected");
     /** 5 refusals per 10 s, 3 addresses at most, one line per address per 10 s. */
-    private static final AdminRateLimit LIMIT = new AdminRateLimit(5, Duration.ofSeconds(10), 3, Duration.ofSeconds(10));
+    private static final AdminRateLimit LIMIT =
+            new AdminRateLimit(5, Duration.ofSeconds(10), 3, Duration.ofSeconds(10));
 
     /** Starts far from zero, as System.nanoTime() may. */
     private final AtomicLong nanos = new AtomicLong(-5_000_000_000L);
+
     private final List<String> warnings = new CopyOnWriteArrayList<>();
     private final RefusedAdminCalls refusals = new RefusedAdminCalls(LIMIT, nanos::get, warnings::add);
     private final AtomicInteger drains = new AtomicInteger();
@@ -66,16 +68,22 @@ class AdminRateLimitTests {
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
         // The window began at the first refusal, 4 s ago.
         assertThat(refusals.blocked("10.0.0.1")).isEqualTo(Duration.ofSeconds(6));
-        assertThat(refusals.blocked("10.0.0.2")).as("other addresses are not affected").isZero();
+        assertThat(refusals.blocked("10.0.0.2"))
+                .as("other addresses are not affected")
+                .isZero();
 
         advance(Duration.ofSeconds(5));
         refusals.refused("10.0.0.1", DRAIN, Status.RESOURCE_EXHAUSTED, false);
-        assertThat(refusals.blocked("10.0.0.1")).as("unchecked refusals do not extend it").isEqualTo(Duration.ofSeconds(1));
+        assertThat(refusals.blocked("10.0.0.1"))
+                .as("unchecked refusals do not extend it")
+                .isEqualTo(Duration.ofSeconds(1));
         advance(Duration.ofSeconds(1));
         assertThat(refusals.blocked("10.0.0.1")).isZero();
 
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
-        assertThat(refusals.blocked("10.0.0.1")).as("a new window, with one refusal in it").isZero();
+        assertThat(refusals.blocked("10.0.0.1"))
+                .as("a new window, with one refusal in it")
+                .isZero();
     }
 
     @Test
@@ -100,20 +108,25 @@ class AdminRateLimitTests {
     @Test
     void refusedCallsAreLoggedAtMostOncePerAddressPerIntervalWithTheirCount() {
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
-        assertThat(warnings).containsExactly(
-                "admin: 1 refused call from 10.0.0.1; latest: grpcops.v1.WhoAmI/Drain PERMISSION_DENIED admin token rejected");
+        assertThat(warnings)
+                .containsExactly(
+                        "admin: 1 refused call from 10.0.0.1; latest: grpcops.v1.WhoAmI/Drain PERMISSION_DENIED admin token rejected");
         for (int i = 0; i < 311; i++) {
             advance(Duration.ofMillis(20));
-            refusals.refused("10.0.0.1", DRAIN, i < 4 ? WRONG : Status.RESOURCE_EXHAUSTED.withDescription("too many"), i < 4);
+            refusals.refused(
+                    "10.0.0.1", DRAIN, i < 4 ? WRONG : Status.RESOURCE_EXHAUSTED.withDescription("too many"), i < 4);
         }
         refusals.refused("10.0.0.2", DRAIN, WRONG, true);
         assertThat(warnings).as("one line per address so far").hasSize(2);
 
         advance(Duration.ofMillis(3_780)); // 10 s after the first line
         refusals.refused("10.0.0.1", DRAIN, Status.RESOURCE_EXHAUSTED.withDescription("too many"), false);
-        assertThat(warnings).hasSize(3).last().isEqualTo("admin: 312 refused calls from 10.0.0.1 in the last 10.0 s"
-                + " (308 not checked: more than 5 refused within 10.0 s); latest: grpcops.v1.WhoAmI/Drain"
-                + " RESOURCE_EXHAUSTED too many");
+        assertThat(warnings)
+                .hasSize(3)
+                .last()
+                .isEqualTo("admin: 312 refused calls from 10.0.0.1 in the last 10.0 s"
+                        + " (308 not checked: more than 5 refused within 10.0 s); latest: grpcops.v1.WhoAmI/Drain"
+                        + " RESOURCE_EXHAUSTED too many");
     }
 
     @Test
@@ -126,12 +139,18 @@ class AdminRateLimitTests {
 
         advance(Duration.ofSeconds(10));
         refusals.succeeded("10.0.0.9"); // any admin call, from anyone
-        assertThat(warnings).hasSize(2).last().asString().startsWith("admin: 2 refused calls from 10.0.0.1 in the last 10.0 s;");
+        assertThat(warnings)
+                .hasSize(2)
+                .last()
+                .asString()
+                .startsWith("admin: 2 refused calls from 10.0.0.1 in the last 10.0 s;");
 
         assertThat(refusals.trackedPeers()).as("kept while its line is recent").isOne();
         advance(Duration.ofSeconds(10));
         refusals.blocked("10.0.0.9");
-        assertThat(refusals.trackedPeers()).as("nothing left to count or log: forgotten").isZero();
+        assertThat(refusals.trackedPeers())
+                .as("nothing left to count or log: forgotten")
+                .isZero();
         assertThat(warnings).hasSize(2);
     }
 
@@ -143,8 +162,10 @@ class AdminRateLimitTests {
         refusals.refused("10.0.0.3", DRAIN, WRONG, true);
         refusals.refused("10.0.0.4", DRAIN, WRONG, true);
         assertThat(refusals.trackedPeers()).isEqualTo(3);
-        assertThat(warnings).as("the second refusal of 10.0.0.1, logged as it is forgotten")
-                .filteredOn(line -> line.startsWith("admin: 1 refused call from 10.0.0.1;")).hasSize(2);
+        assertThat(warnings)
+                .as("the second refusal of 10.0.0.1, logged as it is forgotten")
+                .filteredOn(line -> line.startsWith("admin: 1 refused call from 10.0.0.1;"))
+                .hasSize(2);
         for (int i = 0; i < 1_000; i++) {
             refusals.refused("10.1." + (i / 256) + "." + (i % 256), DRAIN, WRONG, true);
         }
@@ -171,17 +192,29 @@ class AdminRateLimitTests {
         }
         Status blocked = refused(null);
         assertThat(blocked.getCode()).as("what was wrong is no longer said").isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-        assertThat(blocked.getDescription()).isEqualTo("too many refused admin calls from this address: try again in 10 s");
+        assertThat(blocked.getDescription())
+                .isEqualTo("too many refused admin calls from this address: try again in 10 s");
         assertThat(refused("wrong-token-6").getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         assertThat(drains).hasValue(0);
-        assertThat(outcomes).containsExactly("PERMISSION_DENIED", "PERMISSION_DENIED", "PERMISSION_DENIED",
-                "PERMISSION_DENIED", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED");
+        assertThat(outcomes)
+                .containsExactly(
+                        "PERMISSION_DENIED",
+                        "PERMISSION_DENIED",
+                        "PERMISSION_DENIED",
+                        "PERMISSION_DENIED",
+                        "PERMISSION_DENIED",
+                        "RESOURCE_EXHAUSTED",
+                        "RESOURCE_EXHAUSTED");
         assertThat(warnings).as("one line for seven refusals so far").hasSize(1);
 
         advance(Duration.ofSeconds(10));
-        assertThat(refused("wrong-token-7").getCode()).as("checked again once the window has passed")
+        assertThat(refused("wrong-token-7").getCode())
+                .as("checked again once the window has passed")
                 .isEqualTo(Status.Code.PERMISSION_DENIED);
-        assertThat(warnings).hasSize(2).last().asString()
+        assertThat(warnings)
+                .hasSize(2)
+                .last()
+                .asString()
                 .startsWith("admin: 6 refused calls from ")
                 .contains("(2 not checked: more than 5 refused within 10.0 s)");
     }
@@ -197,12 +230,14 @@ class AdminRateLimitTests {
 
         assertThat(drain(TOKEN).getStatus()).isEqualTo("NOT_SERVING");
         assertThat(drains).hasValue(1);
-        assertThat(refused("wrong-token-7").getCode()).as("the right token forgave the address's count")
+        assertThat(refused("wrong-token-7").getCode())
+                .as("the right token forgave the address's count")
                 .isEqualTo(Status.Code.PERMISSION_DENIED);
     }
 
     private Status refused(String token) {
-        return catchThrowableOfType(StatusRuntimeException.class, () -> drain(token)).getStatus();
+        return catchThrowableOfType(StatusRuntimeException.class, () -> drain(token))
+                .getStatus();
     }
 
     private DrainReply drain(String token) {
@@ -218,17 +253,26 @@ class AdminRateLimitTests {
     private void start() throws Exception {
         String name = InProcessServerBuilder.generateName();
         AdminAuthorizationInterceptor interceptor = new AdminAuthorizationInterceptor(
-                List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())), TOKEN,
-                (method, outcome) -> outcomes.add(outcome.name()), refusals);
-        server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(ServerInterceptors.intercept(new WhoAmIGrpc.WhoAmIImplBase() {
-                    @Override
-                    public void drain(DrainRequest request, StreamObserver<DrainReply> responses) {
-                        drains.incrementAndGet();
-                        responses.onNext(DrainReply.newBuilder().setStatus("NOT_SERVING").build());
-                        responses.onCompleted();
-                    }
-                }, interceptor)).build().start();
+                List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())),
+                TOKEN,
+                (method, outcome) -> outcomes.add(outcome.name()),
+                refusals);
+        server = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(ServerInterceptors.intercept(
+                        new WhoAmIGrpc.WhoAmIImplBase() {
+                            @Override
+                            public void drain(DrainRequest request, StreamObserver<DrainReply> responses) {
+                                drains.incrementAndGet();
+                                responses.onNext(DrainReply.newBuilder()
+                                        .setStatus("NOT_SERVING")
+                                        .build());
+                                responses.onCompleted();
+                            }
+                        },
+                        interceptor))
+                .build()
+                .start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
     }
 }

@@ -15,22 +15,39 @@ class AdminTokensTests {
     private static final String SOURCE = "grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)";
 
     @ParameterizedTest
-    @ValueSource(strings = {"replace-me-before-deploying", "Replace-Me-Before-Deploying", "dev-only-change-me",
-        "DEV-ONLY-CHANGE-ME", "changeme", "ChangeMe", "change-me", "secret", "SECRET", "token", "admin", "password",
-        "  replace-me-before-deploying  "})
+    @ValueSource(
+            strings = {
+                "replace-me-before-deploying",
+                "Replace-Me-Before-Deploying",
+                "dev-only-change-me",
+                "DEV-ONLY-CHANGE-ME",
+                "changeme",
+                "ChangeMe",
+                "change-me",
+                "secret",
+                "SECRET",
+                "token",
+                "admin",
+                "password",
+                "  replace-me-before-deploying  "
+            })
     void knownPlaceholdersAreRefusedInAnyCase(String token) {
         assertThat(AdminTokens.problem(token)).hasValue("is a known placeholder, not a secret");
         AdminTokens.UnusableAdminTokenException refused = catchThrowableOfType(
                 AdminTokens.UnusableAdminTokenException.class, () -> AdminTokens.requireUsable(token, SOURCE));
-        assertThat(refused).hasMessageContaining("grpcops.admin.token").hasMessageContaining("GRPCOPS_ADMIN_TOKEN")
-                .hasMessageContaining("openssl rand -hex 32").hasMessageContaining("leave it unset");
+        assertThat(refused)
+                .hasMessageContaining("grpcops.admin.token")
+                .hasMessageContaining("GRPCOPS_ADMIN_TOKEN")
+                .hasMessageContaining("openssl rand -hex 32")
+                .hasMessageContaining("leave it unset");
         assertThat(refused.source()).isEqualTo(SOURCE);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"s3cret", "lab-token", "test-token", "fifteen-chars-x", "   fifteen-chars-x   "})
     void tokensShorterThanSixteenCharactersAreRefusedWithoutRepeatingThem(String token) {
-        assertThat(AdminTokens.problem(token)).hasValueSatisfying(p -> assertThat(p).contains("fewer than the 16"));
+        assertThat(AdminTokens.problem(token))
+                .hasValueSatisfying(p -> assertThat(p).contains("fewer than the 16"));
         AdminTokens.UnusableAdminTokenException refused = catchThrowableOfType(
                 AdminTokens.UnusableAdminTokenException.class, () -> AdminTokens.requireUsable(token, SOURCE));
         assertThat(refused).hasMessageContaining(SOURCE).hasMessageNotContaining(token.strip());
@@ -45,7 +62,8 @@ class AdminTokensTests {
     @Test
     void longRandomTokensAreUsableWithoutSurroundingWhitespace() {
         assertThat(AdminTokens.problem("sixteen-chars-xx")).isEmpty();
-        assertThat(AdminTokens.requireUsable(" 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n", SOURCE))
+        assertThat(AdminTokens.requireUsable(
+                        " 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n", SOURCE))
                 .isEqualTo("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
     }
 
@@ -60,9 +78,11 @@ class AdminTokensTests {
     @Test
     void theInterceptorRefusesToBeBuiltWithAnUnusableToken() {
         for (String token : List.of("replace-me-before-deploying", "s3cret")) {
-            assertThat(catchThrowableOfType(AdminTokens.UnusableAdminTokenException.class,
-                    () -> new AdminAuthorizationInterceptor(List.of(), token, AdminListener.NONE)))
-                    .as(token).hasMessageContaining("openssl rand -hex 32");
+            assertThat(catchThrowableOfType(
+                            AdminTokens.UnusableAdminTokenException.class,
+                            () -> new AdminAuthorizationInterceptor(List.of(), token, AdminListener.NONE)))
+                    .as(token)
+                    .hasMessageContaining("openssl rand -hex 32");
         }
     }
 

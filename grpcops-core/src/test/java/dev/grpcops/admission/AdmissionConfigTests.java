@@ -19,25 +19,51 @@ class AdmissionConfigTests {
     static Stream<Arguments> badConfigurations() {
         return Stream.of(
                 bad("limit", () -> new AdmissionConfig(0, List.of(PriorityLevelConfig.of("default", 1)), S, S, S)),
-                bad("limit", () -> new AdmissionConfig(1, List.of(PriorityLevelConfig.of("a", 1),
-                        PriorityLevelConfig.of("b", 1)), S, S, S)),
+                bad(
+                        "limit",
+                        () -> new AdmissionConfig(
+                                1, List.of(PriorityLevelConfig.of("a", 1), PriorityLevelConfig.of("b", 1)), S, S, S)),
                 bad("levels", () -> new AdmissionConfig(10, List.of(), S, S, S)),
-                bad("levels.a", () -> new AdmissionConfig(10, List.of(PriorityLevelConfig.of("a", 1),
-                        PriorityLevelConfig.of("a", 2)), S, S, S)),
-                bad("max-wait", () -> new AdmissionConfig(10, List.of(PriorityLevelConfig.of("a", 1)), Duration.ZERO, S, S)),
-                bad("max-retry-pushback", () -> new AdmissionConfig(10, List.of(PriorityLevelConfig.of("a", 1)),
-                        S, Duration.ofSeconds(2), S)),
+                bad(
+                        "levels.a",
+                        () -> new AdmissionConfig(
+                                10, List.of(PriorityLevelConfig.of("a", 1), PriorityLevelConfig.of("a", 2)), S, S, S)),
+                bad(
+                        "max-wait",
+                        () -> new AdmissionConfig(10, List.of(PriorityLevelConfig.of("a", 1)), Duration.ZERO, S, S)),
+                bad(
+                        "max-retry-pushback",
+                        () -> new AdmissionConfig(
+                                10, List.of(PriorityLevelConfig.of("a", 1)), S, Duration.ofSeconds(2), S)),
                 bad("levels.default.shares", () -> new PriorityLevelConfig("default", -1, 64, 8, 50)),
                 bad("levels.default.queues", () -> new PriorityLevelConfig("default", 1, -1, 8, 50)),
                 bad("levels.default.hand-size", () -> new PriorityLevelConfig("default", 1, 4, 8, 50)),
                 bad("levels.default.hand-size", () -> new PriorityLevelConfig("default", 1, 128, 10, 50)),
                 bad("levels.default.queue-length-limit", () -> new PriorityLevelConfig("default", 1, 64, 8, 0)),
-                bad("criticality-levels.sheddable", () -> new CallerPolicy(Map.of(Criticality.CRITICAL, "c",
-                        Criticality.DEFAULT, "d"), Map.of(), Map.of(), Criticality.CRITICAL)),
-                bad("callers.batch.level", () -> checked(new AdmissionConfig(10, List.of(PriorityLevelConfig.of("critical", 1),
-                        PriorityLevelConfig.of("default", 1), PriorityLevelConfig.of("sheddable", 1)), S, S, S),
-                        new CallerPolicy(CallerPolicyTests.levelsByCriticality(), Map.of("batch", "bulk"),
-                                Map.of(), Criticality.CRITICAL))));
+                bad(
+                        "criticality-levels.sheddable",
+                        () -> new CallerPolicy(
+                                Map.of(Criticality.CRITICAL, "c", Criticality.DEFAULT, "d"),
+                                Map.of(),
+                                Map.of(),
+                                Criticality.CRITICAL)),
+                bad(
+                        "callers.batch.level",
+                        () -> checked(
+                                new AdmissionConfig(
+                                        10,
+                                        List.of(
+                                                PriorityLevelConfig.of("critical", 1),
+                                                PriorityLevelConfig.of("default", 1),
+                                                PriorityLevelConfig.of("sheddable", 1)),
+                                        S,
+                                        S,
+                                        S),
+                                new CallerPolicy(
+                                        CallerPolicyTests.levelsByCriticality(),
+                                        Map.of("batch", "bulk"),
+                                        Map.of(),
+                                        Criticality.CRITICAL))));
     }
 
     private static Object checked(AdmissionConfig config, CallerPolicy policy) {
@@ -52,9 +78,11 @@ class AdmissionConfigTests {
     @ParameterizedTest(name = "{0}")
     @MethodSource("badConfigurations")
     void isRefusedNamingTheSetting(String field, Supplier<Object> construction) {
-        assertThatThrownBy(construction::get).isInstanceOf(InvalidAdmissionConfigException.class)
+        assertThatThrownBy(construction::get)
+                .isInstanceOf(InvalidAdmissionConfigException.class)
                 .hasMessageStartingWith(field + " ")
-                .satisfies(e -> org.assertj.core.api.Assertions.assertThat(((InvalidAdmissionConfigException) e).field())
-                        .isEqualTo(field));
+                .satisfies(
+                        e -> org.assertj.core.api.Assertions.assertThat(((InvalidAdmissionConfigException) e).field())
+                                .isEqualTo(field));
     }
 }

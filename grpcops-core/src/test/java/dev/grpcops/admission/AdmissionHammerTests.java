@@ -88,13 +88,15 @@ class AdmissionHammerTests {
     }
 
     private Thread thread(String name, Runnable body) {
-        Thread thread = new Thread(() -> {
-            try {
-                body.run();
-            } catch (Throwable e) {
-                failures.add(e);
-            }
-        }, name);
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        body.run();
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                },
+                name);
         thread.setDaemon(true);
         threads.add(thread);
         return thread;
@@ -125,6 +127,7 @@ class AdmissionHammerTests {
         final int limit;
         /** Calls between their start and the first release of their seat, as the calls count them. */
         final AtomicInteger holding = new AtomicInteger();
+
         final AtomicInteger maxHolding = new AtomicInteger();
         final BlockingQueue<HammerCall> releaser1 = new LinkedBlockingQueue<>();
         final BlockingQueue<HammerCall> releaser2 = new LinkedBlockingQueue<>();
@@ -230,7 +233,8 @@ class AdmissionHammerTests {
 
         @Override
         public String toString() {
-            return flow + "/" + mode + "[starts=" + starts + ", rejects=" + rejects + ", cancelled=" + cancelledByUs + "]";
+            return flow + "/" + mode + "[starts=" + starts + ", rejects=" + rejects + ", cancelled=" + cancelledByUs
+                    + "]";
         }
     }
 
@@ -259,44 +263,65 @@ class AdmissionHammerTests {
         CountDownLatch offerersDone = new CountDownLatch(OFFERERS);
         CyclicBarrier go = new CyclicBarrier(OFFERERS + 1);
         // Weighted: the throwing modes are rarer (admission logs each one it catches).
-        Mode[] modes = {Mode.RELEASE_NOW, Mode.RELEASE_NOW, Mode.RELEASE_NOW, Mode.RELEASE_NOW, Mode.RELEASE_NOW,
-            Mode.RELEASE_NOW_TWICE, Mode.RELEASE_NOW_TWICE, Mode.RELEASE_NOW_TWICE, Mode.HAND_OFF, Mode.HAND_OFF,
-            Mode.HAND_OFF, Mode.HAND_OFF, Mode.HAND_OFF, Mode.HAND_OFF_TWICE, Mode.HAND_OFF_TWICE, Mode.HAND_OFF_TWICE,
-            Mode.RELEASE_THEN_THROW, Mode.HAND_OFF_THEN_THROW};
+        Mode[] modes = {
+            Mode.RELEASE_NOW,
+            Mode.RELEASE_NOW,
+            Mode.RELEASE_NOW,
+            Mode.RELEASE_NOW,
+            Mode.RELEASE_NOW,
+            Mode.RELEASE_NOW_TWICE,
+            Mode.RELEASE_NOW_TWICE,
+            Mode.RELEASE_NOW_TWICE,
+            Mode.HAND_OFF,
+            Mode.HAND_OFF,
+            Mode.HAND_OFF,
+            Mode.HAND_OFF,
+            Mode.HAND_OFF,
+            Mode.HAND_OFF_TWICE,
+            Mode.HAND_OFF_TWICE,
+            Mode.HAND_OFF_TWICE,
+            Mode.RELEASE_THEN_THROW,
+            Mode.HAND_OFF_THEN_THROW
+        };
 
         thread("releaser-1", () -> releaser(run.releaser1)).start();
         thread("releaser-2", () -> releaser(run.releaser2)).start();
         for (int t = 0; t < OFFERERS; t++) {
             int offerer = t;
             thread("offerer-" + t, () -> {
-                try {
-                    go.await();
-                    ThreadLocalRandom random = ThreadLocalRandom.current();
-                    for (int i = 0; i < CALLS_PER_OFFERER; i++) {
-                        // A call that never ends (neither started nor rejected) would starve this.
-                        assertThat(run.outstanding.tryAcquire(10, TimeUnit.SECONDS)).as("calls end").isTrue();
-                        HammerCall call = new HammerCall(run, "flow-" + random.nextInt(6), modes[random.nextInt(modes.length)]);
-                        calls.set(offerer * CALLS_PER_OFFERER + i, call);
-                        Admission.Level level = admission.level(levels.get(random.nextInt(levels.size())));
-                        // Mostly enough to wait a while; some too little to wait at all.
-                        long allowance = random.nextInt(10) == 0 ? random.nextLong(1, 500_000)
-                                : random.nextLong(1_000_000, 50_000_000);
                         try {
-                            call.offered = admission.offer(level, allowance, call);
-                        } catch (Boom expected) {
-                            // start ran on this thread, at once, and threw: the caller sees it
+                            go.await();
+                            ThreadLocalRandom random = ThreadLocalRandom.current();
+                            for (int i = 0; i < CALLS_PER_OFFERER; i++) {
+                                // A call that never ends (neither started nor rejected) would starve this.
+                                assertThat(run.outstanding.tryAcquire(10, TimeUnit.SECONDS))
+                                        .as("calls end")
+                                        .isTrue();
+                                HammerCall call = new HammerCall(
+                                        run, "flow-" + random.nextInt(6), modes[random.nextInt(modes.length)]);
+                                calls.set(offerer * CALLS_PER_OFFERER + i, call);
+                                Admission.Level level = admission.level(levels.get(random.nextInt(levels.size())));
+                                // Mostly enough to wait a while; some too little to wait at all.
+                                long allowance = random.nextInt(10) == 0
+                                        ? random.nextLong(1, 500_000)
+                                        : random.nextLong(1_000_000, 50_000_000);
+                                try {
+                                    call.offered = admission.offer(level, allowance, call);
+                                } catch (Boom expected) {
+                                    // start ran on this thread, at once, and threw: the caller sees it
+                                }
+                                recent.set(offeredSoFar.getAndIncrement() & 63, call);
+                                if (random.nextInt(8) == 0) {
+                                    call.cancel();
+                                }
+                            }
+                        } catch (Exception e) {
+                            throw new AssertionError(e);
+                        } finally {
+                            offerersDone.countDown();
                         }
-                        recent.set(offeredSoFar.getAndIncrement() & 63, call);
-                        if (random.nextInt(8) == 0) {
-                            call.cancel();
-                        }
-                    }
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                } finally {
-                    offerersDone.countDown();
-                }
-            }).start();
+                    })
+                    .start();
         }
         Thread canceller = thread("canceller", () -> {
             ThreadLocalRandom random = ThreadLocalRandom.current();
@@ -313,19 +338,24 @@ class AdmissionHammerTests {
         assertThat(offerersDone.await(40, TimeUnit.SECONDS)).as("offerers done").isTrue();
         canceller.join(10_000);
 
-        Awaitility.await("every call started, rejected or cancelled").atMost(Duration.ofSeconds(10))
-                .pollInterval(Duration.ofMillis(10)).untilAsserted(() -> {
+        Awaitility.await("every call started, rejected or cancelled")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(10))
+                .untilAsserted(() -> {
                     List<String> notEnded = new ArrayList<>();
                     for (int i = 0; i < total; i++) {
                         if (calls.get(i).endings() == 0) {
                             notEnded.add(calls.get(i).toString());
                         }
                     }
-                    assertThat(notEnded).as("calls neither started, rejected nor cancelled").isEmpty();
+                    assertThat(notEnded)
+                            .as("calls neither started, rejected nor cancelled")
+                            .isEmpty();
                     assertThat(run.holding).as("calls still holding their seat").hasValue(0);
                 });
         assertThat(failures).as("failures on the hammering threads").isEmpty();
-        assertThat(run.maxHolding.get()).as("calls holding a seat at once: a seat freed twice lets one too many in")
+        assertThat(run.maxHolding.get())
+                .as("calls holding a seat at once: a seat freed twice lets one too many in")
                 .isBetween(1, limit);
 
         int started = 0;
@@ -344,22 +374,37 @@ class AdmissionHammerTests {
             rejected += call.rejects.get();
             cancelled += call.cancelledByUs.get();
         }
-        assertThat(wrong).as("calls not ended exactly once (started, rejected or cancelled)").isEmpty();
+        assertThat(wrong)
+                .as("calls not ended exactly once (started, rejected or cancelled)")
+                .isEmpty();
         // Below zero would be a seat freed twice: asserted zero below.
-        Awaitility.await("every seat freed").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
-                .until(() -> levels.stream().allMatch(name -> admission.level(name).executingSeats() <= 0));
+        Awaitility.await("every seat freed")
+                .atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() ->
+                        levels.stream().allMatch(name -> admission.level(name).executingSeats() <= 0));
         for (String name : levels) {
-            assertThat(admission.level(name).executingSeats()).as(name + " executing seats").isZero();
+            assertThat(admission.level(name).executingSeats())
+                    .as(name + " executing seats")
+                    .isZero();
             assertThat(admission.level(name).inQueue()).as(name + " in queue").isZero();
         }
-        assertThat(timerThread.getQueue()).as("no queue time-out left scheduled").isEmpty();
-        assertThat(listener.dispatched.get()).as("dispatches the listener heard of").isEqualTo(started);
-        assertThat(listener.rejectedTotal()).as("rejections (cancels included) the listener heard of")
+        assertThat(timerThread.getQueue())
+                .as("no queue time-out left scheduled")
+                .isEmpty();
+        assertThat(listener.dispatched.get())
+                .as("dispatches the listener heard of")
+                .isEqualTo(started);
+        assertThat(listener.rejectedTotal())
+                .as("rejections (cancels included) the listener heard of")
                 .isEqualTo(rejected + cancelled);
-        assertThat(listener.rejected.getOrDefault(RejectReason.CANCELLED, new AtomicInteger()).get())
+        assertThat(listener.rejected
+                        .getOrDefault(RejectReason.CANCELLED, new AtomicInteger())
+                        .get())
                 .isEqualTo(cancelled);
-        System.out.printf("admission hammer, %d seats: %d started, %d rejected %s, max holding %d%n", limit, started,
-                rejected, listener.rejected, run.maxHolding.get());
+        System.out.printf(
+                "admission hammer, %d seats: %d started, %d rejected %s, max holding %d%n",
+                limit, started, rejected, listener.rejected, run.maxHolding.get());
         // The mix really happened: otherwise the run proves little.
         assertThat(started).as("started (rejections: %s)", listener.rejected).isGreaterThan(total / 20);
         assertThat(rejected).as("rejected").isPositive();
@@ -380,8 +425,11 @@ class AdmissionHammerTests {
 
     private Admission admission(int limit, Duration maxWait, PriorityLevelConfig... levels) {
         CountingListener listener = new CountingListener();
-        Admission admission = Admission.builder(new AdmissionConfig(limit, List.of(levels), maxWait,
-                Duration.ofMillis(100), Duration.ofSeconds(1))).listener(listener).timer(timer()).build();
+        Admission admission = Admission.builder(new AdmissionConfig(
+                        limit, List.of(levels), maxWait, Duration.ofMillis(100), Duration.ofSeconds(1)))
+                .listener(listener)
+                .timer(timer())
+                .build();
         listeners.put(admission, listener);
         return admission;
     }
@@ -394,14 +442,20 @@ class AdmissionHammerTests {
 
     @Test
     void twoSeatsAQueuedLevelAndOneWithoutQueues() throws Exception {
-        Admission admission = admission(2, Duration.ofMillis(5), new PriorityLevelConfig("queued", 1, 8, 2, 4),
+        Admission admission = admission(
+                2,
+                Duration.ofMillis(5),
+                new PriorityLevelConfig("queued", 1, 8, 2, 4),
                 new PriorityLevelConfig("at-once", 1, 0, 0, 0));
         hammer(admission, 2, List.of("queued", "at-once"));
     }
 
     @Test
     void twoSeatsTwoQueuedLevels() throws Exception {
-        Admission admission = admission(2, Duration.ofMillis(5), new PriorityLevelConfig("critical", 3, 8, 2, 4),
+        Admission admission = admission(
+                2,
+                Duration.ofMillis(5),
+                new PriorityLevelConfig("critical", 3, 8, 2, 4),
                 new PriorityLevelConfig("sheddable", 1, 4, 1, 2));
         hammer(admission, 2, List.of("critical", "sheddable"));
     }
@@ -413,7 +467,8 @@ class AdmissionHammerTests {
      */
     @Test
     void startsThatEndSynchronouslyWhileOthersAreDispatchedNeverRecurse() throws Exception {
-        Admission admission = admission(1, Duration.ofSeconds(60), new PriorityLevelConfig("default", 1, 64, 8, 10_000));
+        Admission admission =
+                admission(1, Duration.ofSeconds(60), new PriorityLevelConfig("default", 1, 64, 8, 10_000));
         Admission.Level level = admission.level("default");
         int perThread = 5_000;
         int total = OFFERERS * perThread;
@@ -470,40 +525,48 @@ class AdmissionHammerTests {
         CountDownLatch done = new CountDownLatch(OFFERERS);
         for (int t = 0; t < OFFERERS; t++) {
             thread("offerer-" + t, () -> {
-                try {
-                    go.await();
-                    ThreadLocalRandom random = ThreadLocalRandom.current();
-                    for (int i = 0; i < perThread; i++) {
-                        if (i == perThread / 2) {
-                            halfOffered.countDown();
-                        }
                         try {
-                            AdmissionTicket unused = admission.offer(level, 600_000_000_000L,
-                                    new EndsAtOnce("flow-" + random.nextInt(50), random.nextInt(50) == 0));
-                        } catch (Boom expected) {
-                            // found the seat free and started on this thread
+                            go.await();
+                            ThreadLocalRandom random = ThreadLocalRandom.current();
+                            for (int i = 0; i < perThread; i++) {
+                                if (i == perThread / 2) {
+                                    halfOffered.countDown();
+                                }
+                                try {
+                                    AdmissionTicket unused = admission.offer(
+                                            level,
+                                            600_000_000_000L,
+                                            new EndsAtOnce("flow-" + random.nextInt(50), random.nextInt(50) == 0));
+                                } catch (Boom expected) {
+                                    // found the seat free and started on this thread
+                                }
+                            }
+                        } catch (Exception e) {
+                            throw new AssertionError(e);
+                        } finally {
+                            done.countDown();
                         }
-                    }
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                } finally {
-                    done.countDown();
-                }
-            }).start();
+                    })
+                    .start();
         }
         go.await();
         assertThat(halfOffered.await(30, TimeUnit.SECONDS)).isTrue();
         // Thousands wait; offers go on while this thread hands the seat down the queue.
         holder.releaseOnce();
         assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
-        Awaitility.await("every call started").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10))
-                .failFast("a start ran inside another start, or the stack overflowed",
+        Awaitility.await("every call started")
+                .atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(10))
+                .failFast(
+                        "a start ran inside another start, or the stack overflowed",
                         () -> maxDepth.get() > 1 || stackOverflows.get() > 0)
                 .until(() -> started.get() == total);
 
         assertThat(failures).isEmpty();
         assertThat(stackOverflows).hasValue(0);
-        assertThat(maxDepth.get()).as("a start never runs inside another start on the same thread").isEqualTo(1);
+        assertThat(maxDepth.get())
+                .as("a start never runs inside another start on the same thread")
+                .isEqualTo(1);
         assertThat(level.executingSeats()).isZero();
         assertThat(level.inQueue()).isZero();
         assertThat(listeners.get(admission).dispatched.get()).isEqualTo(total + 1);

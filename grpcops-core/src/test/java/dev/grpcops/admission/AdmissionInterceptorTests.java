@@ -3,10 +3,14 @@ package dev.grpcops.admission;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import io.grpc.Context;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
@@ -14,10 +18,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
-import io.grpc.ForwardingServerCallListener;
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetInterceptors;
-import dev.grpcops.deadline.BudgetRules;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -58,9 +58,13 @@ class AdmissionInterceptorTests {
             if (request.getSku().equals("boom")) {
                 throw new IllegalStateException("a handler bug");
             }
-            served.add(Caller.current().map(c -> c.id() + "/" + c.criticality().value()).orElse("none"));
-            deadlinesMillis.add(Context.current().getDeadline() == null ? -1
-                    : Context.current().getDeadline().timeRemaining(TimeUnit.MILLISECONDS));
+            served.add(Caller.current()
+                    .map(c -> c.id() + "/" + c.criticality().value())
+                    .orElse("none"));
+            deadlinesMillis.add(
+                    Context.current().getDeadline() == null
+                            ? -1
+                            : Context.current().getDeadline().timeRemaining(TimeUnit.MILLISECONDS));
             held.add(reply);
         }
 
@@ -81,8 +85,8 @@ class AdmissionInterceptorTests {
     /** Throws from startCall, as an interceptor inside admission or a service that fails to load might. */
     private static final ServerInterceptor FAILS_TO_START = new ServerInterceptor() {
         @Override
-        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                ServerCallHandler<ReqT, RespT> next) {
+        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
             if (headers.containsKey(Metadata.Key.of("x-fail-to-start", Metadata.ASCII_STRING_MARSHALLER))) {
                 throw new ExceptionInInitializerError("a service class that failed to load");
             }
@@ -97,26 +101,34 @@ class AdmissionInterceptorTests {
     /** Stock behind {@code inner}, admission and (when not null) {@code outer}, outermost last. */
     private void start(int limit, PriorityLevelConfig level, ServerInterceptor inner, ServerInterceptor outer)
             throws Exception {
-        admission = Admission.builder(new AdmissionConfig(limit, List.of(level), Duration.ofSeconds(10),
-                Duration.ofSeconds(1), Duration.ofSeconds(32))).listener(new AdmissionListener() {
+        admission = Admission.builder(new AdmissionConfig(
+                        limit, List.of(level), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(32)))
+                .listener(new AdmissionListener() {
                     @Override
                     public void rejected(String levelName, RejectReason reason) {
                         rejections.add(levelName + "/" + reason.label());
                     }
-                }).build();
+                })
+                .build();
         Map<Criticality, String> levels = new java.util.EnumMap<>(Criticality.class);
         for (Criticality criticality : Criticality.values()) {
             levels.put(criticality, level.name());
         }
         CallerPolicy policy = new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL);
-        ServerInterceptor interceptor = AdmissionInterceptors.server(admission).policy(policy)
-                .exemptServices(Set.of(HealthGrpc.SERVICE_NAME)).build();
+        ServerInterceptor interceptor = AdmissionInterceptors.server(admission)
+                .policy(policy)
+                .exemptServices(Set.of(HealthGrpc.SERVICE_NAME))
+                .build();
         String name = InProcessServerBuilder.generateName();
-        Server server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(outer == null ? ServerInterceptors.intercept(stock, inner, interceptor)
-                        : ServerInterceptors.intercept(stock, inner, interceptor, outer))
+        Server server = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(
+                        outer == null
+                                ? ServerInterceptors.intercept(stock, inner, interceptor)
+                                : ServerInterceptors.intercept(stock, inner, interceptor, outer))
                 .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), interceptor))
-                .build().start();
+                .build()
+                .start();
         closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -141,7 +153,9 @@ class AdmissionInterceptorTests {
     }
 
     private static void await(String what, BooleanSupplier condition) {
-        Awaitility.await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+        Awaitility.await(what)
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(5))
                 .until(condition::getAsBoolean);
     }
 
@@ -149,7 +163,8 @@ class AdmissionInterceptorTests {
     void aQueuedCallStartsWhenASeatFreesWithItsCallerAndDeadline() throws Exception {
         start(1, PriorityLevelConfig.of("default", 1));
         var first = as("alpha", "critical").check(CheckRequest.getDefaultInstance());
-        var second = as("beta", "sheddable").withDeadlineAfter(5, TimeUnit.SECONDS).check(CheckRequest.getDefaultInstance());
+        var second =
+                as("beta", "sheddable").withDeadlineAfter(5, TimeUnit.SECONDS).check(CheckRequest.getDefaultInstance());
         await("the second call to queue", () -> admission.level("default").inQueue() == 1);
         assertThat(stock.served).containsExactly("alpha/critical");
 
@@ -157,7 +172,9 @@ class AdmissionInterceptorTests {
         first.get(5, TimeUnit.SECONDS);
         await("the second call to start", () -> stock.served.size() == 2);
         assertThat(stock.served.get(1)).isEqualTo("beta/sheddable");
-        assertThat(stock.deadlinesMillis.get(1)).as("the queued call's handler sees its own deadline").isBetween(1L, 5_000L);
+        assertThat(stock.deadlinesMillis.get(1))
+                .as("the queued call's handler sees its own deadline")
+                .isBetween(1L, 5_000L);
         stock.answerOne();
         second.get(5, TimeUnit.SECONDS);
         assertThat(admission.level("default").executingSeats()).isZero();
@@ -173,7 +190,9 @@ class AdmissionInterceptorTests {
         assertThatThrownBy(() -> StockGrpc.newBlockingStub(channel).check(CheckRequest.getDefaultInstance()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                    assertThat(e.getStatus().getDescription()).contains("'default'").contains("concurrency-limit");
+                    assertThat(e.getStatus().getDescription())
+                            .contains("'default'")
+                            .contains("concurrency-limit");
                     trailers[0] = e.getTrailers();
                 });
         assertThat(trailers[0].get(Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER)))
@@ -185,14 +204,18 @@ class AdmissionInterceptorTests {
     void aHandlerThatThrowsAfterWaitingEndsItsCallUnknownAndFreesItsSeat() throws Exception {
         start(1, PriorityLevelConfig.of("default", 1));
         var first = as("alpha", null).check(CheckRequest.getDefaultInstance());
-        var failing = as("beta", null).check(CheckRequest.newBuilder().setSku("boom").build());
+        var failing =
+                as("beta", null).check(CheckRequest.newBuilder().setSku("boom").build());
         await("the failing call to queue", () -> admission.level("default").inQueue() == 1);
 
         stock.answerOne();
         first.get(5, TimeUnit.SECONDS);
 
-        assertThatThrownBy(() -> failing.get(5, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(
-                StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+        assertThatThrownBy(() -> failing.get(5, TimeUnit.SECONDS))
+                .cause()
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
         await("the seat to be free", () -> admission.level("default").executingSeats() == 0);
         as("gamma", null).check(CheckRequest.getDefaultInstance());
         await("the next call to run", () -> stock.served.size() == 2);
@@ -203,19 +226,25 @@ class AdmissionInterceptorTests {
         start(1, PriorityLevelConfig.of("default", 1));
         Metadata failing = new Metadata();
         failing.put(Metadata.Key.of("x-fail-to-start", Metadata.ASCII_STRING_MARSHALLER), "1");
-        StockGrpc.StockFutureStub failingStub = StockGrpc.newFutureStub(channel)
-                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(failing));
+        StockGrpc.StockFutureStub failingStub =
+                StockGrpc.newFutureStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(failing));
         // With a seat free at once, and after waiting for one.
-        assertThatThrownBy(() -> failingStub.check(CheckRequest.getDefaultInstance()).get(5, TimeUnit.SECONDS))
-                .cause().isInstanceOfSatisfying(StatusRuntimeException.class,
+        assertThatThrownBy(() ->
+                        failingStub.check(CheckRequest.getDefaultInstance()).get(5, TimeUnit.SECONDS))
+                .cause()
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
         var holder = as("alpha", null).check(CheckRequest.getDefaultInstance());
         var queued = failingStub.check(CheckRequest.getDefaultInstance());
         await("the failing call to queue", () -> admission.level("default").inQueue() == 1);
         stock.answerOne();
         holder.get(5, TimeUnit.SECONDS);
-        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(
-                StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS))
+                .cause()
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
         await("no seat kept", () -> admission.level("default").executingSeats() == 0);
     }
 
@@ -225,7 +254,8 @@ class AdmissionInterceptorTests {
         as("alpha", null).check(CheckRequest.getDefaultInstance());
         await("the only seat to be taken", () -> stock.served.size() == 1);
 
-        HealthCheckResponse health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+        HealthCheckResponse health = HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
                 .check(HealthCheckRequest.getDefaultInstance());
         assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
     }
@@ -242,9 +272,12 @@ class AdmissionInterceptorTests {
         await("the queue to empty", () -> admission.level("default").inQueue() == 0);
         assertThat(rejections).containsExactly("default/cancelled");
         stock.answerOne();
-        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class)
-                .cause().satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
-                        .isEqualTo(Status.Code.CANCELLED));
+        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StatusRuntimeException.class)
+                .cause()
+                .satisfies(
+                        e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
+                                .isEqualTo(Status.Code.CANCELLED));
         await("the seat to be free", () -> admission.level("default").executingSeats() == 0);
         assertThat(stock.served).hasSize(1);
     }
@@ -258,9 +291,12 @@ class AdmissionInterceptorTests {
 
         admission.drain();
 
-        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class)
-                .cause().satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
-                        .isEqualTo(Status.Code.UNAVAILABLE));
+        assertThatThrownBy(() -> queued.get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StatusRuntimeException.class)
+                .cause()
+                .satisfies(
+                        e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
+                                .isEqualTo(Status.Code.UNAVAILABLE));
     }
 
     @Test
@@ -268,43 +304,66 @@ class AdmissionInterceptorTests {
         start(10, PriorityLevelConfig.of("default", 1));
         List<Metadata> seenDownstream = new CopyOnWriteArrayList<>();
         String name = InProcessServerBuilder.generateName();
-        Server back = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(ServerInterceptors.intercept(new StockGrpc.StockImplBase() {
-                    @Override
-                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
-                        reply.onNext(CheckReply.getDefaultInstance());
-                        reply.onCompleted();
-                    }
-                }, new ServerInterceptor() {
-                    @Override
-                    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
-                            Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-                        seenDownstream.add(headers);
-                        return next.startCall(call, headers);
-                    }
-                })).build().start();
+        Server back = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(ServerInterceptors.intercept(
+                        new StockGrpc.StockImplBase() {
+                            @Override
+                            public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                                reply.onNext(CheckReply.getDefaultInstance());
+                                reply.onCompleted();
+                            }
+                        },
+                        new ServerInterceptor() {
+                            @Override
+                            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                                    ServerCall<ReqT, RespT> call,
+                                    Metadata headers,
+                                    ServerCallHandler<ReqT, RespT> next) {
+                                seenDownstream.add(headers);
+                                return next.startCall(call, headers);
+                            }
+                        }))
+                .build()
+                .start();
         closeables.add(() -> back.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        ManagedChannel toBack = InProcessChannelBuilder.forName(name).directExecutor()
-                .intercept(AdmissionInterceptors.callerForwarding()).build();
+        ManagedChannel toBack = InProcessChannelBuilder.forName(name)
+                .directExecutor()
+                .intercept(AdmissionInterceptors.callerForwarding())
+                .build();
         closeables.add(() -> toBack.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
         as("mobile-app", "critical").check(CheckRequest.getDefaultInstance());
         as(null, null).check(CheckRequest.getDefaultInstance());
         await("two calls served", () -> stock.served.size() == 2);
         assertThat(stock.served.get(0)).isEqualTo("mobile-app/critical");
-        assertThat(stock.served.get(1)).as("no caller named: the peer address stands in")
-                .doesNotStartWith("none").endsWith("/default");
+        assertThat(stock.served.get(1))
+                .as("no caller named: the peer address stands in")
+                .doesNotStartWith("none")
+                .endsWith("/default");
 
         // A call made downstream while serving (in the served call's context), as Pricing calls Stock.
-        Caller caller = new CallerPolicy(Map.of(Criticality.CRITICAL, "default", Criticality.DEFAULT, "default",
-                Criticality.SHEDDABLE, "default"), Map.of(), Map.of("mobile-app", Criticality.DEFAULT), Criticality.CRITICAL)
+        Caller caller = new CallerPolicy(
+                        Map.of(
+                                Criticality.CRITICAL,
+                                "default",
+                                Criticality.DEFAULT,
+                                "default",
+                                Criticality.SHEDDABLE,
+                                "default"),
+                        Map.of(),
+                        Map.of("mobile-app", Criticality.DEFAULT),
+                        Criticality.CRITICAL)
                 .classify("mobile-app", "critical", null);
-        caller.attachTo(Context.current()).run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));
+        caller.attachTo(Context.current())
+                .run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));
         assertThat(seenDownstream).hasSize(1);
         assertThat(seenDownstream.get(0).get(Caller.CALLER_KEY)).isEqualTo("mobile-app");
         assertThat(seenDownstream.get(0).get(Caller.CRITICALITY_KEY))
-                .as("the granted criticality (default, which is what no header means), not the claimed critical").isNull();
-        Caller.of("checkout", null, Criticality.CRITICAL).attachTo(Context.current())
+                .as("the granted criticality (default, which is what no header means), not the claimed critical")
+                .isNull();
+        Caller.of("checkout", null, Criticality.CRITICAL)
+                .attachTo(Context.current())
                 .run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));
         assertThat(seenDownstream.get(1).get(Caller.CRITICALITY_KEY)).isEqualTo("critical");
     }
@@ -314,9 +373,10 @@ class AdmissionInterceptorTests {
         List<String> seen = new CopyOnWriteArrayList<>();
         ServerInterceptor recording = new ServerInterceptor() {
             @Override
-            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                    ServerCallHandler<ReqT, RespT> next) {
-                return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
+            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                    ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+                return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(
+                        next.startCall(call, headers)) {
                     @Override
                     public void onHalfClose() {
                         seen.add("halfClose " + context());
@@ -336,8 +396,14 @@ class AdmissionInterceptorTests {
                         + Caller.current().map(Caller::id).orElse("no caller");
             }
         };
-        start(1, PriorityLevelConfig.of("default", 1), recording,
-                BudgetInterceptors.builder(BudgetRules.DEFAULTS).excludedServices(Set.of()).build().server());
+        start(
+                1,
+                PriorityLevelConfig.of("default", 1),
+                recording,
+                BudgetInterceptors.builder(BudgetRules.DEFAULTS)
+                        .excludedServices(Set.of())
+                        .build()
+                        .server());
 
         var first = as("alpha", null).check(CheckRequest.getDefaultInstance()); // finds the seat free
         var second = as("beta", null).check(CheckRequest.getDefaultInstance()); // waits for it
@@ -348,7 +414,11 @@ class AdmissionInterceptorTests {
         second.get(5, TimeUnit.SECONDS);
 
         await("both calls to complete", () -> seen.size() == 4);
-        assertThat(seen).containsExactlyInAnyOrder("halfClose budget, alpha", "complete budget, alpha",
-                "halfClose budget, beta", "complete budget, beta");
+        assertThat(seen)
+                .containsExactlyInAnyOrder(
+                        "halfClose budget, alpha",
+                        "complete budget, alpha",
+                        "halfClose budget, beta",
+                        "complete budget, beta");
     }
 }

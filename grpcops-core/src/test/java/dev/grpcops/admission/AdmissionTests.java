@@ -22,13 +22,21 @@ class AdmissionTests {
     };
 
     private Admission admission(int limit, Duration maxWait, PriorityLevelConfig... levels) {
-        return Admission.builder(new AdmissionConfig(limit, List.of(levels), maxWait, Duration.ofSeconds(1),
-                Duration.ofSeconds(32))).listener(listener).nanoClock(time::now).timer(time).build();
+        return Admission.builder(new AdmissionConfig(
+                        limit, List.of(levels), maxWait, Duration.ofSeconds(1), Duration.ofSeconds(32)))
+                .listener(listener)
+                .nanoClock(time::now)
+                .timer(time)
+                .build();
     }
 
     private Admission threeLevels(int limit) {
-        return admission(limit, Duration.ofSeconds(5), PriorityLevelConfig.of("critical", 50),
-                PriorityLevelConfig.of("default", 35), PriorityLevelConfig.of("sheddable", 15));
+        return admission(
+                limit,
+                Duration.ofSeconds(5),
+                PriorityLevelConfig.of("critical", 50),
+                PriorityLevelConfig.of("default", 35),
+                PriorityLevelConfig.of("sheddable", 15));
     }
 
     private TestCall offer(Admission admission, String level, String flow, long allowanceMillis) {
@@ -49,7 +57,9 @@ class AdmissionTests {
         for (int i = 0; i < 20; i++) {
             sheddable.add(offer(admission, "sheddable", "batch", 5_000));
         }
-        assertThat(admission.level("sheddable").executingSeats()).as("borrowed every idle seat").isEqualTo(10);
+        assertThat(admission.level("sheddable").executingSeats())
+                .as("borrowed every idle seat")
+                .isEqualTo(10);
 
         TestCall critical1 = offer(admission, "critical", "checkout", 5_000);
         TestCall critical2 = offer(admission, "critical", "checkout", 5_000);
@@ -65,12 +75,17 @@ class AdmissionTests {
 
     @Test
     void seatsOwedToALevelWithoutQueuesAreNotBorrowedBecauseItCouldNotWaitForThem() {
-        Admission admission = admission(10, Duration.ofSeconds(5), new PriorityLevelConfig("critical", 50, 0, 0, 0),
+        Admission admission = admission(
+                10,
+                Duration.ofSeconds(5),
+                new PriorityLevelConfig("critical", 50, 0, 0, 0),
                 PriorityLevelConfig.of("sheddable", 50));
         for (int i = 0; i < 20; i++) {
             offer(admission, "sheddable", "batch", 5_000);
         }
-        assertThat(admission.level("sheddable").executingSeats()).as("its own five, none of critical's").isEqualTo(5);
+        assertThat(admission.level("sheddable").executingSeats())
+                .as("its own five, none of critical's")
+                .isEqualTo(5);
 
         for (int i = 0; i < 5; i++) {
             assertThat(offer(admission, "critical", "checkout", 5_000).started).isTrue();
@@ -91,7 +106,9 @@ class AdmissionTests {
         TestCall patient = offer(admission, "default", "other", 50);
 
         assertThat(hurried.rejection.reason()).isEqualTo(RejectReason.DEADLINE_INFEASIBLE);
-        assertThat(patient.rejection).as("another flow is served in the next rounds").isNull();
+        assertThat(patient.rejection)
+                .as("another flow is served in the next rounds")
+                .isNull();
         assertThat(rejectedLabels).containsExactly("default/deadline-infeasible");
     }
 
@@ -129,7 +146,9 @@ class AdmissionTests {
         assertThat(queued.started).isFalse();
         assertThat(next.started).isTrue();
         assertThat(rejectedLabels).containsExactly("default/queue-full", "default/cancelled");
-        assertThat(holder.cancel()).as("a started call is not cancelled by admission").isFalse();
+        assertThat(holder.cancel())
+                .as("a started call is not cancelled by admission")
+                .isFalse();
     }
 
     @Test
@@ -156,15 +175,26 @@ class AdmissionTests {
         offer(admission, "default", "holder", 5_000);
         List<Long> pushbacks = new ArrayList<>();
         for (int second = 0; second < 7; second++) {
-            pushbacks.add(offer(admission, "default", "flood", 5_000).rejection.retryAfter().toSeconds());
+            pushbacks.add(offer(admission, "default", "flood", 5_000)
+                    .rejection
+                    .retryAfter()
+                    .toSeconds());
             time.advanceMillis(1_000);
         }
         assertThat(pushbacks).containsExactly(1L, 2L, 4L, 8L, 16L, 32L, 32L);
 
         time.advanceMillis(3_000);
-        assertThat(offer(admission, "default", "flood", 5_000).rejection.retryAfter().toSeconds()).isEqualTo(29);
+        assertThat(offer(admission, "default", "flood", 5_000)
+                        .rejection
+                        .retryAfter()
+                        .toSeconds())
+                .isEqualTo(29);
         time.advanceMillis(120_000);
-        assertThat(offer(admission, "default", "flood", 5_000).rejection.retryAfter().toSeconds()).isEqualTo(1);
+        assertThat(offer(admission, "default", "flood", 5_000)
+                        .rejection
+                        .retryAfter()
+                        .toSeconds())
+                .isEqualTo(1);
     }
 
     @Test
@@ -209,7 +239,8 @@ class AdmissionTests {
     @Test
     void anUnknownLevelIsNamedInTheError() {
         Admission admission = threeLevels(10);
-        assertThatThrownBy(() -> admission.level("gold")).hasMessageContaining("gold")
+        assertThatThrownBy(() -> admission.level("gold"))
+                .hasMessageContaining("gold")
                 .hasMessageContaining("critical");
     }
 
@@ -227,15 +258,24 @@ class AdmissionTests {
                 throw new IllegalStateException("broken metrics");
             }
         };
-        Admission admission = Admission.builder(new AdmissionConfig(1, List.of(PriorityLevelConfig.of("default", 1)),
-                Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(32)))
-                .listener(throwing).nanoClock(time::now).timer(time).build();
+        Admission admission = Admission.builder(new AdmissionConfig(
+                        1,
+                        List.of(PriorityLevelConfig.of("default", 1)),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(1),
+                        Duration.ofSeconds(32)))
+                .listener(throwing)
+                .nanoClock(time::now)
+                .timer(time)
+                .build();
 
         TestCall first = offer(admission, "default", "a", 5_000);
         TestCall queued = offer(admission, "default", "b", 5_000);
         assertThat(first.started).as("started though the listener threw").isTrue();
         first.release();
-        assertThat(queued.started).as("the queued call was started by the release").isTrue();
+        assertThat(queued.started)
+                .as("the queued call was started by the release")
+                .isTrue();
         queued.release();
         assertThat(admission.level("default").executingSeats()).isZero();
         assertThat(offer(admission, "default", "c", 5_000).started).isTrue();

@@ -19,14 +19,20 @@ class CallerPolicyTests {
         return levels;
     }
 
-    private final CallerPolicy policy = new CallerPolicy(levelsByCriticality(), Map.of("nightly-export", "sheddable"),
-            Map.of("mobile-app", Criticality.DEFAULT), Criticality.CRITICAL);
+    private final CallerPolicy policy = new CallerPolicy(
+            levelsByCriticality(),
+            Map.of("nightly-export", "sheddable"),
+            Map.of("mobile-app", Criticality.DEFAULT),
+            Criticality.CRITICAL);
 
     @Test
     void criticalityPicksTheLevelAndUnknownValuesMeanDefault() {
-        assertThat(policy.levelOf(policy.classify("checkout", "critical", PEER))).isEqualTo("critical");
-        assertThat(policy.levelOf(policy.classify("checkout", "SHEDDABLE", PEER))).isEqualTo("sheddable");
-        assertThat(policy.levelOf(policy.classify("checkout", "urgent!!", PEER))).isEqualTo("default");
+        assertThat(policy.levelOf(policy.classify("checkout", "critical", PEER)))
+                .isEqualTo("critical");
+        assertThat(policy.levelOf(policy.classify("checkout", "SHEDDABLE", PEER)))
+                .isEqualTo("sheddable");
+        assertThat(policy.levelOf(policy.classify("checkout", "urgent!!", PEER)))
+                .isEqualTo("default");
         assertThat(policy.levelOf(policy.classify("checkout", null, PEER))).isEqualTo("default");
     }
 
@@ -35,12 +41,14 @@ class CallerPolicyTests {
         Caller claimed = policy.classify("mobile-app", "critical", PEER);
         assertThat(claimed.criticality()).isEqualTo(Criticality.DEFAULT);
         assertThat(policy.levelOf(claimed)).isEqualTo("default");
-        assertThat(policy.classify("mobile-app", "sheddable", PEER).criticality()).isEqualTo(Criticality.SHEDDABLE);
+        assertThat(policy.classify("mobile-app", "sheddable", PEER).criticality())
+                .isEqualTo(Criticality.SHEDDABLE);
     }
 
     @Test
     void aMappedCallerGoesToItsLevelWhateverItClaims() {
-        assertThat(policy.levelOf(policy.classify("nightly-export", "critical", PEER))).isEqualTo("sheddable");
+        assertThat(policy.levelOf(policy.classify("nightly-export", "critical", PEER)))
+                .isEqualTo("sheddable");
     }
 
     @Test

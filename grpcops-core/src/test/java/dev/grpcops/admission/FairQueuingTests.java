@@ -16,8 +16,12 @@ class FairQueuingTests {
     private final List<TestCall> started = new ArrayList<>();
 
     private Admission admission(int limit, PriorityLevelConfig... levels) {
-        return Admission.builder(new AdmissionConfig(limit, List.of(levels), Duration.ofSeconds(10),
-                Duration.ofSeconds(1), Duration.ofSeconds(32))).listener(AdmissionListener.NONE).nanoClock(time::now).timer(time).build();
+        return Admission.builder(new AdmissionConfig(
+                        limit, List.of(levels), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(32)))
+                .listener(AdmissionListener.NONE)
+                .nanoClock(time::now)
+                .timer(time)
+                .build();
     }
 
     private TestCall offer(Admission admission, String level, String flow) {
@@ -52,8 +56,10 @@ class FairQueuingTests {
         serve(first, 10, 2);
 
         // Alternating: the light flow's five calls go in the first ten seats, not after the heavy flow's forty.
-        assertThat(started.subList(0, 10)).extracting(TestCall::flow)
-                .filteredOn("light"::equals).hasSize(5);
+        assertThat(started.subList(0, 10))
+                .extracting(TestCall::flow)
+                .filteredOn("light"::equals)
+                .hasSize(5);
     }
 
     @Test
@@ -67,7 +73,8 @@ class FairQueuingTests {
 
         // One queue of 10, not the hand's eight queues of 10 each.
         assertThat(flood).filteredOn(call -> call.rejection == null).hasSize(10);
-        assertThat(flood).filteredOn(call -> call.rejection != null)
+        assertThat(flood)
+                .filteredOn(call -> call.rejection != null)
                 .allSatisfy(call -> assertThat(call.rejection.reason()).isEqualTo(RejectReason.QUEUE_FULL));
         TestCall polite = offer(admission, "default", "polite");
         assertThat(polite.rejection).isNull();
@@ -112,7 +119,8 @@ class FairQueuingTests {
         while (time.now() < end) {
             // Both flows keep a backlog of five.
             for (String flow : serviceMillis.keySet()) {
-                long waiting = offered.getOrDefault(flow, 0L) - started.stream().filter(c -> c.flow().equals(flow)).count();
+                long waiting = offered.getOrDefault(flow, 0L)
+                        - started.stream().filter(c -> c.flow().equals(flow)).count();
                 for (long i = waiting; i < 5; i++) {
                     offer(admission, "default", flow);
                     offered.merge(flow, 1L, Long::sum);
@@ -140,6 +148,9 @@ class FairQueuingTests {
         started.clear();
         serve(running, 6, 3);
         // It alternates with "steady" instead of taking the next five seats in a row.
-        assertThat(started).extracting(TestCall::flow).filteredOn("steady"::equals).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(started)
+                .extracting(TestCall::flow)
+                .filteredOn("steady"::equals)
+                .hasSizeGreaterThanOrEqualTo(2);
     }
 }

@@ -36,8 +36,10 @@ final class FakeTime implements Admission.Timer {
     void advanceMillis(long millis) {
         long target = now + millis * 1_000_000L;
         while (true) {
-            Task next = tasks.stream().filter(t -> !t.cancelled && t.due <= target)
-                    .min(Comparator.comparingLong(t -> t.due)).orElse(null);
+            Task next = tasks.stream()
+                    .filter(t -> !t.cancelled && t.due <= target)
+                    .min(Comparator.comparingLong(t -> t.due))
+                    .orElse(null);
             if (next == null) {
                 break;
             }

@@ -16,8 +16,10 @@ class ShuffleShardingTests {
     void aFlowAlwaysDrawsTheSameHandOfDistinctQueues() {
         int[] hand = dealer.deal("tenant-a");
         assertThat(dealer.deal("tenant-a")).containsExactly(hand);
-        assertThat(Arrays.stream(hand).boxed().collect(java.util.stream.Collectors.toSet())).hasSize(8);
-        assertThat(Arrays.stream(hand).boxed()).allSatisfy(queue -> assertThat(queue).isBetween(0, 63));
+        assertThat(Arrays.stream(hand).boxed().collect(java.util.stream.Collectors.toSet()))
+                .hasSize(8);
+        assertThat(Arrays.stream(hand).boxed())
+                .allSatisfy(queue -> assertThat(queue).isBetween(0, 63));
     }
 
     @Test
@@ -36,8 +38,10 @@ class ShuffleShardingTests {
     @Test
     void everyQueueIsDealtAboutEquallyOften() {
         int[] dealt = new int[64];
-        IntStream.range(0, 8_000).forEach(i -> Arrays.stream(dealer.deal("10.0.0." + i)).forEach(q -> dealt[q]++));
+        IntStream.range(0, 8_000)
+                .forEach(i -> Arrays.stream(dealer.deal("10.0.0." + i)).forEach(q -> dealt[q]++));
         // 64 000 cards over 64 queues: 1000 each on average.
-        assertThat(Arrays.stream(dealt).boxed()).allSatisfy(count -> assertThat(count).isBetween(850, 1150));
+        assertThat(Arrays.stream(dealt).boxed())
+                .allSatisfy(count -> assertThat(count).isBetween(850, 1150));
     }
 }

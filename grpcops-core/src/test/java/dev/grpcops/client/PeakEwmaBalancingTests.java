@@ -57,7 +57,8 @@ class PeakEwmaBalancingTests {
                 return;
             }
             Runnable answer = () -> {
-                responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
+                responses.onNext(
+                        CheckReply.newBuilder().setSku(request.getSku()).build());
                 responses.onCompleted();
             };
             if (delayMs == 0) {
@@ -73,18 +74,24 @@ class PeakEwmaBalancingTests {
         for (int i = 0; i < 3; i++) {
             Replica replica = new Replica();
             replica.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-                    .addService(replica).addService(replica.health.getHealthService()).build().start();
+                    .addService(replica)
+                    .addService(replica.health.getHealthService())
+                    .build()
+                    .start();
             replica.health.setStatus("chain.v1.Stock", ServingStatus.SERVING);
             replicas.add(replica);
             target.append(i == 0 ? "" : ",").append("127.0.0.1:").append(replica.server.getPort());
         }
-        channel = ManagedChannelBuilder.forTarget(target.toString()).usePlaintext()
-                .defaultServiceConfig(serviceConfig).build();
+        channel = ManagedChannelBuilder.forTarget(target.toString())
+                .usePlaintext()
+                .defaultServiceConfig(serviceConfig)
+                .build();
     }
 
     /** round_robin's shares are only a third each once every subchannel is READY. */
     private void awaitEveryReplicaAnswers() {
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> call(30, 3).stream().allMatch(count -> count > 0));
     }
 
@@ -105,7 +112,8 @@ class PeakEwmaBalancingTests {
         for (int done = 0; done < n; done += concurrency) {
             List<ListenableFuture<CheckReply>> batch = new ArrayList<>();
             for (int i = 0; i < concurrency; i++) {
-                batch.add(StockGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                batch.add(StockGrpc.newFutureStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
                         .check(CheckRequest.newBuilder().setSku("s").build()));
             }
             for (ListenableFuture<CheckReply> call : batch) {
@@ -135,7 +143,9 @@ class PeakEwmaBalancingTests {
         start(defaults());
         replicas.get(1).delayMs = 200;
         // found out once its 200 ms outweighs what the others' first (cold) calls left in their averages
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> call(30, 3).get(1) <= 1);
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> call(30, 3).get(1) <= 1);
         List<Integer> shares = call(300, 3);
         assertThat(shares.get(1)).as("calls to the slow replica of %s", shares).isLessThan(15);
 
@@ -151,11 +161,16 @@ class PeakEwmaBalancingTests {
 
     @Test
     void aReplicaThatFailsFastDoesNotLookFast() throws Exception {
-        start(ServiceConfigs.builder().outlierDetection(null).healthCheck("chain.v1.Stock").build());
+        start(ServiceConfigs.builder()
+                .outlierDetection(null)
+                .healthCheck("chain.v1.Stock")
+                .build());
         replicas.get(2).failing = true;
         call(30, 3);
         List<Integer> shares = call(300, 3);
-        assertThat(shares.get(2)).as("calls to the failing replica of %s", shares).isLessThan(15);
+        assertThat(shares.get(2))
+                .as("calls to the failing replica of %s", shares)
+                .isLessThan(15);
     }
 
     @Test
@@ -163,7 +178,9 @@ class PeakEwmaBalancingTests {
         start(defaults());
         call(30, 3);
         replicas.get(0).health.setStatus("chain.v1.Stock", ServingStatus.NOT_SERVING);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> call(30, 3).get(0) == 0);
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> call(30, 3).get(0) == 0);
         assertThat(call(150, 3).get(0)).isZero();
     }
 
@@ -173,7 +190,9 @@ class PeakEwmaBalancingTests {
         call(30, 3);
         replicas.forEach(replica -> replica.calls.set(0));
         PickHint first = PickHint.first();
-        StockGrpc.newBlockingStub(channel).withOption(PickHint.KEY, first).withDeadlineAfter(10, TimeUnit.SECONDS)
+        StockGrpc.newBlockingStub(channel)
+                .withOption(PickHint.KEY, first)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
                 .check(CheckRequest.newBuilder().setSku("s").build());
         int picked = -1;
         for (int i = 0; i < 3; i++) {
@@ -181,14 +200,20 @@ class PeakEwmaBalancingTests {
                 picked = i;
             }
         }
-        assertThat(first.picked()).as("the balancer says where it sent the attempt").isNotNull();
+        assertThat(first.picked())
+                .as("the balancer says where it sent the attempt")
+                .isNotNull();
 
         replicas.forEach(replica -> replica.calls.set(0));
         for (int i = 0; i < 60; i++) {
-            StockGrpc.newBlockingStub(channel).withOption(PickHint.KEY, PickHint.avoiding(first))
-                    .withDeadlineAfter(10, TimeUnit.SECONDS).check(CheckRequest.newBuilder().setSku("s").build());
+            StockGrpc.newBlockingStub(channel)
+                    .withOption(PickHint.KEY, PickHint.avoiding(first))
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .check(CheckRequest.newBuilder().setSku("s").build());
         }
-        assertThat(replicas.get(picked).calls.get()).as("calls to the replica to avoid").isZero();
+        assertThat(replicas.get(picked).calls.get())
+                .as("calls to the replica to avoid")
+                .isZero();
     }
 
     @Test
@@ -196,7 +221,10 @@ class PeakEwmaBalancingTests {
         var parsed = new PeakEwmaLoadBalancerProvider().parseLoadBalancingPolicyConfig(Map.of("decay", "soon"));
         assertThat(parsed.getError()).isNotNull();
         assertThat(parsed.getError().getDescription()).contains("decay must be seconds like");
-        assertThat(new PeakEwmaLoadBalancerProvider().parseLoadBalancingPolicyConfig(Map.of()).getConfig()).isNotNull();
+        assertThat(new PeakEwmaLoadBalancerProvider()
+                        .parseLoadBalancingPolicyConfig(Map.of())
+                        .getConfig())
+                .isNotNull();
     }
 
     @Test
@@ -205,8 +233,10 @@ class PeakEwmaBalancingTests {
         for (Replica replica : replicas) {
             replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
-        StatusRuntimeException failed = org.assertj.core.api.Assertions.catchThrowableOfType(StatusRuntimeException.class,
-                () -> StockGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+        StatusRuntimeException failed = org.assertj.core.api.Assertions.catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> StockGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(5, TimeUnit.SECONDS)
                         .check(CheckRequest.newBuilder().setSku("s").build()));
         assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     }

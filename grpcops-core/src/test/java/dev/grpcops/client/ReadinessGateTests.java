@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class ReadinessGateTests {
 
-    private static final CheckRequest CHECK = CheckRequest.newBuilder().setSku("a").build();
+    private static final CheckRequest CHECK =
+            CheckRequest.newBuilder().setSku("a").build();
 
     private static int freePort() throws Exception {
         try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
@@ -41,20 +42,27 @@ class ReadinessGateTests {
                         responses.onNext(CheckReply.newBuilder().setQty(1).build());
                         responses.onCompleted();
                     }
-                }).build().start();
+                })
+                .build()
+                .start();
     }
 
     @Test
     void aCallMadeBeforeTheReplicaListensWaitsForItInsteadOfFailing() throws Exception {
         int port = freePort();
         ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(30));
-        ManagedChannel channel = ManagedChannelBuilder.forTarget("list:///127.0.0.1:" + port).usePlaintext()
-                .intercept(gate).build();
+        ManagedChannel channel = ManagedChannelBuilder.forTarget("list:///127.0.0.1:" + port)
+                .usePlaintext()
+                .intercept(gate)
+                .build();
         gate.follow(channel);
         Server server = null;
         try {
-            var call = StockGrpc.newFutureStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS).check(CHECK);
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+            var call = StockGrpc.newFutureStub(channel)
+                    .withDeadlineAfter(20, TimeUnit.SECONDS)
+                    .check(CHECK);
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
                     .until(() -> channel.getState(false) == io.grpc.ConnectivityState.TRANSIENT_FAILURE);
             assertThat(call.isDone()).as("waiting, not failed").isFalse();
             server = stock(port);
@@ -73,15 +81,20 @@ class ReadinessGateTests {
     void pastTheWindowCallsFailFastAgain() throws Exception {
         AtomicLong now = new AtomicLong();
         ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(5), now::get);
-        ManagedChannel channel = ManagedChannelBuilder.forTarget("list:///127.0.0.1:" + freePort()).usePlaintext()
-                .intercept(gate).build();
+        ManagedChannel channel = ManagedChannelBuilder.forTarget("list:///127.0.0.1:" + freePort())
+                .usePlaintext()
+                .intercept(gate)
+                .build();
         gate.follow(channel);
         try {
             assertThat(gate.waiting()).isTrue();
             now.addAndGet(Duration.ofSeconds(6).toNanos());
             assertThat(gate.waiting()).isFalse();
-            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                    () -> StockGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS).check(CHECK));
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> StockGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .check(CHECK));
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

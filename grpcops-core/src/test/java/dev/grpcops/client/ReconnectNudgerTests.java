@@ -64,7 +64,9 @@ class ReconnectNudgerTests {
         long firstNudge = channel.firstResetAt.get();
 
         // Not before the interval (gRPC's own first retry comes about then); and well within a few seconds.
-        assertThat(Duration.ofNanos(firstNudge - lost)).isGreaterThanOrEqualTo(interval).isLessThan(PATIENCE);
+        assertThat(Duration.ofNanos(firstNudge - lost))
+                .isGreaterThanOrEqualTo(interval)
+                .isLessThan(PATIENCE);
     }
 
     @Test
@@ -91,7 +93,9 @@ class ReconnectNudgerTests {
 
         assertThat(ready.stateQueries).as("getState calls beyond watch()'s own").hasValue(0);
         assertThat(ready.resets).hasValue(0);
-        assertThat(ready.pendingCallbacks()).as("it waits for a change instead").containsExactly(ConnectivityState.READY);
+        assertThat(ready.pendingCallbacks())
+                .as("it waits for a change instead")
+                .containsExactly(ConnectivityState.READY);
     }
 
     @Test
@@ -111,7 +115,8 @@ class ReconnectNudgerTests {
         // A nudge already deciding when the state changed may still land.
         int afterRecovery = channel.resets.get() + 1;
         int clockNow = clock.resets.get();
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(clock.resets).hasValueGreaterThanOrEqualTo(clockNow + 5));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(clock.resets).hasValueGreaterThanOrEqualTo(clockNow + 5));
 
         assertThat(channel.resets).hasValueLessThanOrEqualTo(afterRecovery);
         assertThat(channel.pendingCallbacks()).containsExactly(ConnectivityState.READY);
@@ -187,9 +192,11 @@ class ReconnectNudgerTests {
         final AtomicInteger stateQueries = new AtomicInteger();
         /** resetConnectBackoff calls, the failed ones included. */
         final AtomicInteger resets = new AtomicInteger();
+
         final AtomicReference<Long> firstResetAt = new AtomicReference<>();
         /** How many of the next resetConnectBackoff calls throw. */
         final AtomicInteger failingResets = new AtomicInteger();
+
         final AtomicBoolean raceRan = new AtomicBoolean();
 
         private final List<Callback> callbacks = new ArrayList<>();
@@ -297,7 +304,6 @@ class ReconnectNudgerTests {
             return "fake";
         }
 
-        private record Callback(ConnectivityState source, Runnable run) {
-        }
+        private record Callback(ConnectivityState source, Runnable run) {}
     }
 }

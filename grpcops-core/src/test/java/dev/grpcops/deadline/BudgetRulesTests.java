@@ -15,20 +15,22 @@ class BudgetRulesTests {
     private final BudgetRules rules = BudgetRules.DEFAULTS;
 
     @ParameterizedTest(name = "caller deadline {0} s -> budget {1} s, default {2}")
-    @CsvSource(nullValues = "none", value = {
-        "1.0,        1.0, false",
-        "0.45,       0.45, false",
-        "none,       2.0, true",
-        "1000000,    1000000, false",
-        "1000000.001, 2.0, true",
-        "0,          0, false",
-    })
+    @CsvSource(
+            nullValues = "none",
+            value = {
+                "1.0,        1.0, false",
+                "0.45,       0.45, false",
+                "none,       2.0, true",
+                "1000000,    1000000, false",
+                "1000000.001, 2.0, true",
+                "0,          0, false",
+            })
     void arrivalBudgetIsTheCallerDeadlineOrTheDefault(Double callerSeconds, double budgetSeconds, boolean defaulted) {
         Duration caller = callerSeconds == null ? null : seconds(callerSeconds);
         assertThat(rules.usesDefault(caller)).isEqualTo(defaulted);
         Deadline deadline = caller == null ? null : Deadline.after(caller.toNanos(), TimeUnit.NANOSECONDS);
-        assertThat(Budget.arrived(deadline, rules).remaining()).isBetween(seconds(budgetSeconds).minusMillis(100),
-                seconds(budgetSeconds));
+        assertThat(Budget.arrived(deadline, rules).remaining())
+                .isBetween(seconds(budgetSeconds).minusMillis(100), seconds(budgetSeconds));
         assertThat(Budget.arrived(deadline, rules).defaulted()).isEqualTo(defaulted);
     }
 
@@ -65,7 +67,8 @@ class BudgetRulesTests {
     @Test
     void refusesNonsenseWithThePropertyName() {
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> new BudgetRules(Duration.ofMillis(-1), Duration.ofSeconds(2), Duration.ZERO, Duration.ZERO))
+                .isThrownBy(() ->
+                        new BudgetRules(Duration.ofMillis(-1), Duration.ofSeconds(2), Duration.ZERO, Duration.ZERO))
                 .withMessageContaining("grpcops.budget.reserve");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> new BudgetRules(Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO))

@@ -68,10 +68,17 @@ class DrainBeforeStopTests {
     @Test
     void theDrainingHookRunsOnceHealthSaysNotServingAndBeforeTheServersStop() {
         List<String> seen = new java.util.ArrayList<>();
-        new DrainBeforeStop(health, inFlight, Duration.ZERO, Duration.ofSeconds(10), () -> seen.add(
-                io.grpc.health.v1.HealthGrpc.newBlockingStub(toA).withDeadlineAfter(5, TimeUnit.SECONDS)
-                        .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance()).getStatus() + ", serving calls: "
-                        + !a.isShutdown()))
+        new DrainBeforeStop(
+                        health,
+                        inFlight,
+                        Duration.ZERO,
+                        Duration.ofSeconds(10),
+                        () -> seen.add(io.grpc.health.v1.HealthGrpc.newBlockingStub(toA)
+                                        .withDeadlineAfter(5, TimeUnit.SECONDS)
+                                        .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
+                                        .getStatus()
+                                + ", serving calls: "
+                                + !a.isShutdown()))
                 .drain(List.of(a, b));
 
         assertThat(seen).containsExactly("NOT_SERVING, serving calls: true");
@@ -93,10 +100,15 @@ class DrainBeforeStopTests {
         await().untilAsserted(() -> assertThat(inFlight.count()).isEqualTo(2));
         Drain drain = Drain.start(new DrainBeforeStop(health, inFlight, Duration.ZERO, FOREVER), List.of(a, b));
 
-        await().untilAsserted(() -> assertThat(a.isShutdown() && b.isShutdown()).as("both servers take no new calls").isTrue());
+        await().untilAsserted(() -> assertThat(a.isShutdown() && b.isShutdown())
+                .as("both servers take no new calls")
+                .isTrue());
         assertThat(drain.thread.isAlive()).as("waiting for the calls in flight").isTrue();
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
-                () -> WhoAmIGrpc.newBlockingStub(toA).withDeadlineAfter(10, TimeUnit.SECONDS).who(WHO));
+        StatusRuntimeException refused = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> WhoAmIGrpc.newBlockingStub(toA)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .who(WHO));
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
 
         podA.answerOne();
@@ -107,7 +119,9 @@ class DrainBeforeStopTests {
         drain.finish();
         assertThat(drain.thrown).isNull();
         assertThat(drain.interruptedAfter).isFalse();
-        assertThat(a.isTerminated() && b.isTerminated()).as("both servers terminated").isTrue();
+        assertThat(a.isTerminated() && b.isTerminated())
+                .as("both servers terminated")
+                .isTrue();
     }
 
     @Test
@@ -117,7 +131,9 @@ class DrainBeforeStopTests {
         Drain drain = Drain.start(new DrainBeforeStop(health, inFlight, FOREVER, FOREVER), List.of(a, b));
 
         await().untilAsserted(() -> assertThat(healthOf(toB)).isEqualTo(ServingStatus.NOT_SERVING));
-        assertThat(a.isShutdown() || b.isShutdown()).as("still serving during the drain delay").isFalse();
+        assertThat(a.isShutdown() || b.isShutdown())
+                .as("still serving during the drain delay")
+                .isFalse();
 
         drain.thread.interrupt();
 
@@ -135,7 +151,9 @@ class DrainBeforeStopTests {
         await().untilAsserted(() -> assertThat(inFlight.count()).isEqualTo(1));
         Drain drain = Drain.start(new DrainBeforeStop(health, inFlight, Duration.ZERO, FOREVER), List.of(a, b));
 
-        await().untilAsserted(() -> assertThat(a.isShutdown() || b.isShutdown()).as("GOAWAY phase begun").isTrue());
+        await().untilAsserted(() -> assertThat(a.isShutdown() || b.isShutdown())
+                .as("GOAWAY phase begun")
+                .isTrue());
         drain.thread.interrupt();
 
         drain.finish();
@@ -166,22 +184,29 @@ class DrainBeforeStopTests {
         return InProcessServerBuilder.forName(name)
                 .addService(ServerInterceptors.intercept(pod, inFlight))
                 .addService(ServerInterceptors.intercept(health.getHealthService(), inFlight))
-                .build().start();
+                .build()
+                .start();
     }
 
     private static ListenableFuture<WhoReply> call(ManagedChannel channel) {
-        return WhoAmIGrpc.newFutureStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS).who(WHO);
+        return WhoAmIGrpc.newFutureStub(channel)
+                .withDeadlineAfter(20, TimeUnit.SECONDS)
+                .who(WHO);
     }
 
     private static ServingStatus healthOf(ManagedChannel channel) {
-        return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+        return HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.getDefaultInstance())
+                .getStatus();
     }
 
     private static void assertCancelled(ListenableFuture<WhoReply> call) {
-        ExecutionException failed = catchThrowableOfType(ExecutionException.class, () -> call.get(10, TimeUnit.SECONDS));
+        ExecutionException failed =
+                catchThrowableOfType(ExecutionException.class, () -> call.get(10, TimeUnit.SECONDS));
         assertThat(failed).as("the call held failed").isNotNull();
-        assertThat(Status.fromThrowable(failed.getCause()).getCode()).isIn(Status.Code.UNAVAILABLE, Status.Code.CANCELLED);
+        assertThat(Status.fromThrowable(failed.getCause()).getCode())
+                .isIn(Status.Code.UNAVAILABLE, Status.Code.CANCELLED);
     }
 
     /** A drain on a thread of its own, and how it ended. */
@@ -192,14 +217,16 @@ class DrainBeforeStopTests {
         volatile boolean interruptedAfter;
 
         private Drain(DrainBeforeStop drain, List<Server> servers) {
-            thread = new Thread(() -> {
-                try {
-                    drain.drain(servers);
-                } catch (Throwable e) {
-                    thrown = e;
-                }
-                interruptedAfter = Thread.currentThread().isInterrupted();
-            }, "test-drain");
+            thread = new Thread(
+                    () -> {
+                        try {
+                            drain.drain(servers);
+                        } catch (Throwable e) {
+                            thrown = e;
+                        }
+                        interruptedAfter = Thread.currentThread().isInterrupted();
+                    },
+                    "test-drain");
             thread.setDaemon(true);
         }
 

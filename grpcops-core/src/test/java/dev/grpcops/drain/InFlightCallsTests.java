@@ -46,7 +46,8 @@ class InFlightCallsTests {
         server = InProcessServerBuilder.forName(name)
                 .addService(ServerInterceptors.intercept(pod, inFlight))
                 .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), inFlight))
-                .build().start();
+                .build()
+                .start();
         channel = InProcessChannelBuilder.forName(name).build();
     }
 
@@ -99,7 +100,9 @@ class InFlightCallsTests {
 
         assertThat(none).isFalse();
         assertThat(waited).isGreaterThanOrEqualTo(timeout).isLessThan(timeout.plusSeconds(10));
-        assertThat(inFlight.awaitNone(Duration.ZERO)).as("zero timeout: no wait at all").isFalse();
+        assertThat(inFlight.awaitNone(Duration.ZERO))
+                .as("zero timeout: no wait at all")
+                .isFalse();
 
         pod.answerOne();
         held.get(10, TimeUnit.SECONDS);
@@ -140,21 +143,23 @@ class InFlightCallsTests {
             }
 
             @Override
-            public void onError(Throwable t) {
-            }
+            public void onError(Throwable t) {}
 
             @Override
-            public void onCompleted() {
-            }
+            public void onCompleted() {}
         });
-        assertThat(firstStatus.await(10, TimeUnit.SECONDS)).as("the Watch stream is open").isTrue();
+        assertThat(firstStatus.await(10, TimeUnit.SECONDS))
+                .as("the Watch stream is open")
+                .isTrue();
 
         assertThat(inFlight.count()).isZero();
         assertThat(inFlight.awaitNone(Duration.ZERO)).isTrue();
     }
 
     private ListenableFuture<WhoReply> call() {
-        return WhoAmIGrpc.newFutureStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS).who(WHO);
+        return WhoAmIGrpc.newFutureStub(channel)
+                .withDeadlineAfter(20, TimeUnit.SECONDS)
+                .who(WHO);
     }
 
     /** A handler that fails to start with an Error must not leave a count that holds every drain for its grace. */
@@ -163,8 +168,8 @@ class InFlightCallsTests {
         io.grpc.ServerCallHandler<Object, Object> failing = (call, headers) -> {
             throw new AssertionError("a handler that fails with an Error");
         };
-        Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> inFlight.interceptCall(
-                new NoopCall(), new io.grpc.Metadata(), failing));
+        Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(
+                () -> inFlight.interceptCall(new NoopCall(), new io.grpc.Metadata(), failing));
 
         assertThat(thrown).isInstanceOf(AssertionError.class);
         assertThat(inFlight.count()).isZero();
@@ -174,20 +179,16 @@ class InFlightCallsTests {
     /** A server call that only names its method. */
     private static final class NoopCall extends io.grpc.ServerCall<Object, Object> {
         @Override
-        public void request(int numMessages) {
-        }
+        public void request(int numMessages) {}
 
         @Override
-        public void sendHeaders(io.grpc.Metadata headers) {
-        }
+        public void sendHeaders(io.grpc.Metadata headers) {}
 
         @Override
-        public void sendMessage(Object message) {
-        }
+        public void sendMessage(Object message) {}
 
         @Override
-        public void close(io.grpc.Status status, io.grpc.Metadata trailers) {
-        }
+        public void close(io.grpc.Status status, io.grpc.Metadata trailers) {}
 
         @Override
         public boolean isCancelled() {
@@ -197,7 +198,8 @@ class InFlightCallsTests {
         @Override
         @SuppressWarnings("unchecked")
         public io.grpc.MethodDescriptor<Object, Object> getMethodDescriptor() {
-            return (io.grpc.MethodDescriptor<Object, Object>) (io.grpc.MethodDescriptor<?, ?>) WhoAmIGrpc.getWhoMethod();
+            return (io.grpc.MethodDescriptor<Object, Object>)
+                    (io.grpc.MethodDescriptor<?, ?>) WhoAmIGrpc.getWhoMethod();
         }
     }
 }

@@ -34,7 +34,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 @Timeout(30)
 class FaultInjectionTests {
 
-    private static final CheckRequest CHECK = CheckRequest.newBuilder().setSku("a").build();
+    private static final CheckRequest CHECK =
+            CheckRequest.newBuilder().setSku("a").build();
 
     private final AtomicInteger handled = new AtomicInteger();
     private Server server;
@@ -54,16 +55,22 @@ class FaultInjectionTests {
             @Override
             public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
                 handled.incrementAndGet();
-                responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(3).build());
+                responses.onNext(CheckReply.newBuilder()
+                        .setSku(request.getSku())
+                        .setQty(3)
+                        .build());
                 responses.onCompleted();
             }
         };
         String name = InProcessServerBuilder.generateName();
-        server = InProcessServerBuilder.forName(name).directExecutor()
+        server = InProcessServerBuilder.forName(name)
+                .directExecutor()
                 .addService(ServerInterceptors.intercept(stock, faults.interceptor()))
-                .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), faults.interceptor()))
+                .addService(ServerInterceptors.intercept(
+                        new HealthStatusManager().getHealthService(), faults.interceptor()))
                 .addService(ServerInterceptors.intercept(faults.adminService(), faults.interceptor()))
-                .build().start();
+                .build()
+                .start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         return faults;
     }
@@ -83,7 +90,8 @@ class FaultInjectionTests {
     void anErrorRatioFailsThatShareAtOnceWithUnavailableAndTheHandlerNeverRuns() throws Exception {
         double[] draws = {0.1, 0.7, 0.3, 0.9};
         AtomicInteger draw = new AtomicInteger();
-        start(FaultInjection.builder().faults(new Faults(Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.5))
+        start(FaultInjection.builder()
+                .faults(new Faults(Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.5))
                 .random(() -> draws[draw.getAndIncrement() % draws.length]));
         int failed = 0;
         for (int i = 0; i < 4; i++) {
@@ -108,7 +116,8 @@ class FaultInjectionTests {
         assertThat(handled).as("the handler ran at once; its answer waited").hasValue(1);
 
         long health = System.nanoTime();
-        HealthGrpc.newBlockingStub(channel).withDeadlineAfter(250, TimeUnit.MILLISECONDS)
+        HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(250, TimeUnit.MILLISECONDS)
                 .check(HealthCheckRequest.getDefaultInstance());
         assertThat(Duration.ofNanos(System.nanoTime() - health)).isLessThan(Duration.ofMillis(250));
     }
@@ -116,25 +125,35 @@ class FaultInjectionTests {
     @Test
     void setAndGetThroughTheAdminServiceAndClear() throws Exception {
         FaultInjection faults = start(FaultInjection.builder());
-        FaultState state = FaultsGrpc.newBlockingStub(channel).set(FaultSpec.newBuilder().setStallMs(200)
-                .setStallEveryMs(1000).setErrorRatio(0.25).build());
+        FaultState state = FaultsGrpc.newBlockingStub(channel)
+                .set(FaultSpec.newBuilder()
+                        .setStallMs(200)
+                        .setStallEveryMs(1000)
+                        .setErrorRatio(0.25)
+                        .build());
         assertThat(state.getReplica()).isEqualTo("stock-1");
-        assertThat(faults.current()).isEqualTo(new Faults(Duration.ZERO, Duration.ofMillis(200), Duration.ofSeconds(1), 0.25));
-        assertThat(FaultsGrpc.newBlockingStub(channel).get(GetFaultsRequest.getDefaultInstance()).getFaults()
-                .getStallEveryMs()).isEqualTo(1000);
+        assertThat(faults.current())
+                .isEqualTo(new Faults(Duration.ZERO, Duration.ofMillis(200), Duration.ofSeconds(1), 0.25));
+        assertThat(FaultsGrpc.newBlockingStub(channel)
+                        .get(GetFaultsRequest.getDefaultInstance())
+                        .getFaults()
+                        .getStallEveryMs())
+                .isEqualTo(1000);
 
         FaultsGrpc.newBlockingStub(channel).set(FaultSpec.getDefaultInstance());
         assertThat(faults.current().any()).isFalse();
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', value = {
-        "delay_ms -1              | delay_ms: must be 0-60000 ms, got -1 ms",
-        "delay_ms 60001           | delay_ms: must be 0-60000 ms, got 60001 ms",
-        "stall_ms 200             | stall_every_ms: must be longer than stall (200 ms), got 0 ms",
-        "error_ratio 1.5          | error_ratio: must be 0-1, got 1.5",
-        "stall_every_ms 3600001   | stall_every_ms: must be 0-3600000 ms, got 3600001 ms",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "delay_ms -1              | delay_ms: must be 0-60000 ms, got -1 ms",
+                "delay_ms 60001           | delay_ms: must be 0-60000 ms, got 60001 ms",
+                "stall_ms 200             | stall_every_ms: must be longer than stall (200 ms), got 0 ms",
+                "error_ratio 1.5          | error_ratio: must be 0-1, got 1.5",
+                "stall_every_ms 3600001   | stall_every_ms: must be 0-3600000 ms, got 3600001 ms",
+            })
     void badValuesAreInvalidArgumentNamingTheFieldAndChangeNothing(String setting, String message) throws Exception {
         FaultInjection faults = start(FaultInjection.builder());
         String[] parts = setting.trim().split(" ");
@@ -145,7 +164,8 @@ class FaultInjectionTests {
             case "stall_every_ms" -> spec.setStallEveryMs(Long.parseLong(parts[1]));
             default -> spec.setErrorRatio(Double.parseDouble(parts[1]));
         }
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+        StatusRuntimeException refused = catchThrowableOfType(
+                StatusRuntimeException.class,
                 () -> FaultsGrpc.newBlockingStub(channel).set(spec.build()));
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(refused.getStatus().getDescription()).isEqualTo(message.trim());
@@ -168,14 +188,16 @@ class FaultInjectionTests {
     void releaseTimesFollowTheDelayAndTheStalls(long delayMs, long arrivedMs, long sentMs, long releasedMs) {
         Faults faults = new Faults(Duration.ofMillis(delayMs), Duration.ofMillis(200), Duration.ofSeconds(1), 0);
         long ms = 1_000_000L;
-        assertThat(dev.grpcops.fault.internal.FaultInjectionInterceptorAccess.releaseAt(faults, arrivedMs * ms, sentMs * ms))
+        assertThat(dev.grpcops.fault.internal.FaultInjectionInterceptorAccess.releaseAt(
+                        faults, arrivedMs * ms, sentMs * ms))
                 .isEqualTo(releasedMs * ms);
     }
 
     @Test
     void faultsAreCheckedWhenMade() {
         assertThatThrownBy(() -> new Faults(Duration.ofMillis(-1), Duration.ZERO, Duration.ZERO, 0))
-                .isInstanceOf(InvalidFaultException.class).hasMessage("delay must be 0-60000 ms, got -1 ms");
+                .isInstanceOf(InvalidFaultException.class)
+                .hasMessage("delay must be 0-60000 ms, got -1 ms");
         assertThat(new Faults(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(1), 0.5))
                 .hasToString("delay 200ms, stall 200ms/1000ms, error-ratio 0.5");
         assertThat(Faults.NONE).hasToString("none");

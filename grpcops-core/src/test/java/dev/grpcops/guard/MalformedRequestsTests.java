@@ -47,9 +47,10 @@ class MalformedRequestsTests {
     void start() throws Exception {
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name)
-                .addService(MalformedRequests.guard(new CountingStock().bindService(),
-                        (method, failure) -> malformed.add(method)))
-                .build().start();
+                .addService(MalformedRequests.guard(
+                        new CountingStock().bindService(), (method, failure) -> malformed.add(method)))
+                .build()
+                .start();
         channel = InProcessChannelBuilder.forName(name).build();
     }
 
@@ -63,12 +64,14 @@ class MalformedRequestsTests {
     void undecodableRequestIsInvalidArgumentAndNeverReachesTheHandler() {
         // Field 1 (sku, length-delimited) claims 127 bytes and brings 2.
         byte[] garbage = {0x0a, 0x7f, 0x41, 0x42};
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
-                () -> ClientCalls.blockingUnaryCall(channel, RAW_CHECK, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), garbage));
+        StatusRuntimeException refused = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> ClientCalls.blockingUnaryCall(
+                        channel, RAW_CHECK, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), garbage));
 
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-        assertThat(refused.getStatus().getDescription()).isEqualTo(
-                "request is not a valid chain.v1.Stock/Check request: it does not parse");
+        assertThat(refused.getStatus().getDescription())
+                .isEqualTo("request is not a valid chain.v1.Stock/Check request: it does not parse");
         assertThat(malformed).containsExactly("chain.v1.Stock/Check");
         assertThat(handled).hasValue(0);
     }
@@ -76,11 +79,18 @@ class MalformedRequestsTests {
     @Test
     void theServiceKeepsServingAfterGarbage() {
         for (int i = 0; i < 50; i++) {
-            assertThat(catchThrowableOfType(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(channel, RAW_CHECK,
-                    CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), new byte[] {(byte) 0xff, (byte) 0xff})))
-                    .as("garbage is refused").isNotNull();
+            assertThat(catchThrowableOfType(
+                            StatusRuntimeException.class,
+                            () -> ClientCalls.blockingUnaryCall(
+                                    channel,
+                                    RAW_CHECK,
+                                    CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+                                    new byte[] {(byte) 0xff, (byte) 0xff})))
+                    .as("garbage is refused")
+                    .isNotNull();
         }
-        CheckReply reply = StockGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+        CheckReply reply = StockGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
                 .check(CheckRequest.newBuilder().setSku("ab").build());
 
         assertThat(reply.getQty()).isEqualTo(7);
@@ -90,11 +100,19 @@ class MalformedRequestsTests {
 
     @Test
     void theHandlerAndInterceptorsSeeTheServiceOwnMethodDescriptor() {
-        assertThat(StockGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                .check(CheckRequest.newBuilder().setSku("x").build()).getSku()).isEqualTo("x");
-        assertThat(server.getServices()).singleElement().satisfies(service -> assertThat(
-                service.getMethod(StockGrpc.getCheckMethod().getFullMethodName()).getMethodDescriptor().getSchemaDescriptor())
-                .as("reflection still finds the proto descriptors").isNotNull());
+        assertThat(StockGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .check(CheckRequest.newBuilder().setSku("x").build())
+                        .getSku())
+                .isEqualTo("x");
+        assertThat(server.getServices())
+                .singleElement()
+                .satisfies(service -> assertThat(
+                                service.getMethod(StockGrpc.getCheckMethod().getFullMethodName())
+                                        .getMethodDescriptor()
+                                        .getSchemaDescriptor())
+                        .as("reflection still finds the proto descriptors")
+                        .isNotNull());
     }
 
     private final class CountingStock extends StockGrpc.StockImplBase {
@@ -102,7 +120,8 @@ class MalformedRequestsTests {
         @Override
         public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
             handled.incrementAndGet();
-            responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
+            responses.onNext(
+                    CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
             responses.onCompleted();
         }
     }

@@ -38,27 +38,40 @@ class UnknownMethodsTests {
     @Test
     void madeUpMethodsAreUnimplementedAndCountedWithoutTheirNames() throws Exception {
         String name = InProcessServerBuilder.generateName();
-        server = InProcessServerBuilder.forName(name).addService(new StockGrpc.StockImplBase() {
-            @Override
-            public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
-                responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
-                responses.onCompleted();
-            }
-        }).fallbackHandlerRegistry(new UnknownMethods(unknown::incrementAndGet)).build().start();
+        server = InProcessServerBuilder.forName(name)
+                .addService(new StockGrpc.StockImplBase() {
+                    @Override
+                    public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                        responses.onNext(
+                                CheckReply.newBuilder().setSku(request.getSku()).build());
+                        responses.onCompleted();
+                    }
+                })
+                .fallbackHandlerRegistry(new UnknownMethods(unknown::incrementAndGet))
+                .build()
+                .start();
         channel = InProcessChannelBuilder.forName(name).build();
 
         for (int i = 0; i < 200; i++) {
             MethodDescriptor<CheckRequest, CheckReply> madeUp = StockGrpc.getCheckMethod().toBuilder()
-                    .setFullMethodName("made.up.Service" + i + "/Method" + i).build();
-            StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () ->
-                    ClientCalls.blockingUnaryCall(channel, madeUp, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+                    .setFullMethodName("made.up.Service" + i + "/Method" + i)
+                    .build();
+            StatusRuntimeException refused = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> ClientCalls.blockingUnaryCall(
+                            channel,
+                            madeUp,
+                            CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
                             CheckRequest.getDefaultInstance()));
             assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
         }
 
         assertThat(unknown).hasValue(200);
-        assertThat(StockGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                .check(CheckRequest.newBuilder().setSku("a").build()).getSku()).isEqualTo("a");
+        assertThat(StockGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .check(CheckRequest.newBuilder().setSku("a").build())
+                        .getSku())
+                .isEqualTo("a");
         assertThat(unknown).as("served methods are not unknown").hasValue(200);
     }
 }

@@ -48,9 +48,11 @@ class AddressListNameResolverTests {
     private final AddressListNameResolverProvider provider = new AddressListNameResolverProvider();
     /** What escaped a task run in the synchronization context: nothing may. */
     private final List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+
     private final SynchronizationContext syncContext = new SynchronizationContext((thread, e) -> uncaught.add(e));
     /** Lookups handed to the offload executor; they run only when a test runs them, on {@link #lookupThread}. */
     private final BlockingQueue<Runnable> offloaded = new LinkedBlockingQueue<>();
+
     private final ExecutorService lookupThread = Executors.newSingleThreadExecutor(r -> new Thread(r, "test-lookup"));
     private final List<NameResolver> resolvers = new ArrayList<>();
     private final List<Server> servers = new ArrayList<>();
@@ -66,7 +68,9 @@ class AddressListNameResolverTests {
             server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
         lookupThread.shutdownNow();
-        assertThat(uncaught).as("exceptions thrown in the synchronization context").isEmpty();
+        assertThat(uncaught)
+                .as("exceptions thrown in the synchronization context")
+                .isEmpty();
     }
 
     // --- choosing the resolver ---------------------------------------------------------------
@@ -78,7 +82,8 @@ class AddressListNameResolverTests {
             NameResolverRegistry registry = new NameResolverRegistry();
             classpathOrder.forEach(registry::register);
 
-            assertThat(registry.getDefaultScheme()).as("default scheme when registered as %s", classpathOrder)
+            assertThat(registry.getDefaultScheme())
+                    .as("default scheme when registered as %s", classpathOrder)
                     .isEqualTo("dns");
             assertThat(registry.getProviderForScheme("list")).isSameAs(provider);
         }
@@ -96,15 +101,18 @@ class AddressListNameResolverTests {
 
     @Test
     void authorityIsTheTargetsAuthority() {
-        assertThat(resolver("list://pricing.prod:9090/10.0.0.7:8080,10.0.0.8:8080").getServiceAuthority())
+        assertThat(resolver("list://pricing.prod:9090/10.0.0.7:8080,10.0.0.8:8080")
+                        .getServiceAuthority())
                 .isEqualTo("pricing.prod:9090");
     }
 
     @Test
     void authorityWithoutOneInTheTargetIsTheFirstAddressAsForDns() {
-        NameResolver dns = new DnsNameResolverProvider().newNameResolver(URI.create("dns:///pricing-0.prod:8080"), args());
+        NameResolver dns =
+                new DnsNameResolverProvider().newNameResolver(URI.create("dns:///pricing-0.prod:8080"), args());
         try {
-            assertThat(resolver("list:///pricing-0.prod:8080,pricing-1.prod:8080").getServiceAuthority())
+            assertThat(resolver("list:///pricing-0.prod:8080,pricing-1.prod:8080")
+                            .getServiceAuthority())
                     .isEqualTo("pricing-0.prod:8080")
                     .isEqualTo(dns.getServiceAuthority());
             assertThat(resolver("list:///10.0.0.7:8080").getServiceAuthority()).isEqualTo("10.0.0.7:8080");
@@ -122,16 +130,28 @@ class AddressListNameResolverTests {
 
         syncContext.execute(() -> resolver.start(listener));
 
-        assertThat(listener.events).as("nothing is delivered from start() itself").isEmpty();
-        assertThat(offloaded).as("start() hands one lookup to the offload executor").hasSize(1);
+        assertThat(listener.events)
+                .as("nothing is delivered from start() itself")
+                .isEmpty();
+        assertThat(offloaded)
+                .as("start() hands one lookup to the offload executor")
+                .hasSize(1);
 
         runOffloadedLookups();
         Event result = listener.next();
         assertThat(result.error()).isNull();
-        assertThat(result.thread().getName()).as("delivered where the lookup ran").isEqualTo("test-lookup");
-        assertThat(result.inSyncContext()).as("delivered in the synchronization context").isTrue();
-        assertThat(addresses(result)).allSatisfy(address -> assertThat(address.isUnresolved()).isFalse());
-        assertThat(addresses(result)).extracting(InetSocketAddress::getPort).startsWith(7001).contains(7002);
+        assertThat(result.thread().getName())
+                .as("delivered where the lookup ran")
+                .isEqualTo("test-lookup");
+        assertThat(result.inSyncContext())
+                .as("delivered in the synchronization context")
+                .isTrue();
+        assertThat(addresses(result))
+                .allSatisfy(address -> assertThat(address.isUnresolved()).isFalse());
+        assertThat(addresses(result))
+                .extracting(InetSocketAddress::getPort)
+                .startsWith(7001)
+                .contains(7002);
         assertThat(addresses(result).get(0).getAddress().getHostAddress()).isEqualTo("127.0.0.1");
     }
 
@@ -168,13 +188,18 @@ class AddressListNameResolverTests {
 
         syncContext.execute(resolver::refresh);
 
-        assertThat(offloaded).as("refresh() hands a new lookup to the offload executor").hasSize(1);
+        assertThat(offloaded)
+                .as("refresh() hands a new lookup to the offload executor")
+                .hasSize(1);
         assertThat(listener.events).isEmpty();
         runOffloadedLookups();
         Event again = listener.next();
         assertThat(again.error()).isNull();
         assertThat(again.inSyncContext()).isTrue();
-        assertThat(addresses(again)).extracting(InetSocketAddress::getPort).startsWith(7001).contains(7002);
+        assertThat(addresses(again))
+                .extracting(InetSocketAddress::getPort)
+                .startsWith(7001)
+                .contains(7002);
     }
 
     @Test
@@ -211,8 +236,14 @@ class AddressListNameResolverTests {
     // --- failures go to the listener, not to whoever built the channel ------------------------
 
     @ParameterizedTest
-    @ValueSource(strings = {"list:foo", "list:///", "list:///127.0.0.1:7001,b", "list:///127.0.0.1:0",
-            "list:///127.0.0.1:7001,,127.0.0.1:7002"})
+    @ValueSource(
+            strings = {
+                "list:foo",
+                "list:///",
+                "list:///127.0.0.1:7001,b",
+                "list:///127.0.0.1:0",
+                "list:///127.0.0.1:7001,,127.0.0.1:7002"
+            })
     void malformedTargetIsReportedToTheListenerNamingTheTarget(String target) throws Exception {
         NameResolver resolver = resolver(target);
         RecordingListener listener = new RecordingListener();
@@ -249,26 +280,32 @@ class AddressListNameResolverTests {
         Server a = startServer("a");
         Server b = startServer("b");
         String target = "list:///127.0.0.1:" + a.getPort() + ",localhost:" + b.getPort();
-        ManagedChannel channel = channel(ManagedChannelBuilder.forTarget(target).usePlaintext()
-                .defaultLoadBalancingPolicy("round_robin"));
+        ManagedChannel channel = channel(
+                ManagedChannelBuilder.forTarget(target).usePlaintext().defaultLoadBalancingPolicy("round_robin"));
         WhoAmIGrpc.WhoAmIBlockingStub stub = WhoAmIGrpc.newBlockingStub(channel);
 
         Set<String> answered = ConcurrentHashMap.newKeySet();
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-            answered.add(stub.withDeadlineAfter(5, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()).getPod());
+            answered.add(stub.withDeadlineAfter(5, TimeUnit.SECONDS)
+                    .who(WhoRequest.getDefaultInstance())
+                    .getPod());
             assertThat(answered).containsExactlyInAnyOrder("a", "b");
         });
         assertThat(channel.authority()).isEqualTo("127.0.0.1:" + a.getPort());
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"list:", "list:foo", "list:///", "list:///127.0.0.1:7001,b", "list:///no-such-host.invalid:7001"})
+    @ValueSource(
+            strings = {"list:", "list:foo", "list:///", "list:///127.0.0.1:7001,b", "list:///no-such-host.invalid:7001"
+            })
     void callOnAChannelWithABadTargetFailsUnavailableNamingTheTarget(String target) {
         // Building the channel must not throw: the target's trouble belongs to its calls.
         ManagedChannel channel = channel(ManagedChannelBuilder.forTarget(target).usePlaintext());
 
-        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                () -> WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS)
+        StatusRuntimeException failed = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> WhoAmIGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(20, TimeUnit.SECONDS)
                         .who(WhoRequest.getDefaultInstance()));
 
         assertThat(failed).as("the call fails").isNotNull();
@@ -328,7 +365,8 @@ class AddressListNameResolverTests {
                         responses.onCompleted();
                     }
                 })
-                .build().start();
+                .build()
+                .start();
         servers.add(server);
         return server;
     }
@@ -340,8 +378,7 @@ class AddressListNameResolverTests {
     }
 
     /** One call of the listener: addresses or an error, where it ran. */
-    private record Event(List<EquivalentAddressGroup> addresses, Status error, Thread thread, boolean inSyncContext) {
-    }
+    private record Event(List<EquivalentAddressGroup> addresses, Status error, Thread thread, boolean inSyncContext) {}
 
     private final class RecordingListener extends NameResolver.Listener2 {
 
@@ -349,7 +386,8 @@ class AddressListNameResolverTests {
 
         @Override
         public void onResult(NameResolver.ResolutionResult result) {
-            events.add(new Event(result.getAddressesOrError().getValue(), null, Thread.currentThread(), inSyncContext()));
+            events.add(
+                    new Event(result.getAddressesOrError().getValue(), null, Thread.currentThread(), inSyncContext()));
         }
 
         @Override

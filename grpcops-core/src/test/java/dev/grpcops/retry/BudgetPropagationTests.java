@@ -1,12 +1,11 @@
 package dev.grpcops.retry;
 
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetRules;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -19,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /** design §4 over real gRPC: what the next hop receives, and the call that is never sent. */
 class BudgetPropagationTests {
 
-    private static final QuoteRequest QUOTE = QuoteRequest.newBuilder().setSku("a").build();
+    private static final QuoteRequest QUOTE =
+            QuoteRequest.newBuilder().setSku("a").build();
 
     private InProcessChain chain;
 
@@ -37,13 +37,16 @@ class BudgetPropagationTests {
     void oneSecondQuoteHandsStockEightHundredMillis() {
         chain.pricing().withDeadlineAfter(1, TimeUnit.SECONDS).quote(QUOTE);
 
-        assertThat(chain.stockReceived).singleElement().satisfies(s -> assertThat(s).isCloseTo(0.8, within(0.05)));
+        assertThat(chain.stockReceived)
+                .singleElement()
+                .satisfies(s -> assertThat(s).isCloseTo(0.8, within(0.05)));
         assertThat(chain.listener.arrivals).singleElement().satisfies(arrival -> {
             assertThat(arrival.method()).isEqualTo("chain.v1.Pricing/Quote");
             assertThat(arrival.remaining().toMillis()).isCloseTo(1000, within(50L));
             assertThat(arrival.defaulted()).isFalse();
         });
-        assertThat(chain.listener.downstream).singleElement()
+        assertThat(chain.listener.downstream)
+                .singleElement()
                 .satisfies(sent -> assertThat(sent.method()).isEqualTo("chain.v1.Stock/Check"));
     }
 
@@ -51,7 +54,9 @@ class BudgetPropagationTests {
     void quoteWithoutDeadlineHandsStockTheDefaultMinusReserve() {
         chain.pricing().quote(QUOTE);
 
-        assertThat(chain.stockReceived).singleElement().satisfies(s -> assertThat(s).isCloseTo(1.8, within(0.05)));
+        assertThat(chain.stockReceived)
+                .singleElement()
+                .satisfies(s -> assertThat(s).isCloseTo(1.8, within(0.05)));
         assertThat(chain.listener.arrivals).singleElement().satisfies(arrival -> {
             assertThat(arrival.method()).isEqualTo("chain.v1.Pricing/Quote");
             assertThat(arrival.defaulted()).isTrue();
@@ -61,14 +66,18 @@ class BudgetPropagationTests {
     @Test
     void quoteThatCannotCoverTheReserveIsRefusedWithoutCallingStock() {
         long started = System.nanoTime();
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
-                () -> chain.pricing().withDeadlineAfter(450, TimeUnit.MILLISECONDS).quote(QUOTE));
+        StatusRuntimeException refused = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> chain.pricing()
+                        .withDeadlineAfter(450, TimeUnit.MILLISECONDS)
+                        .quote(QUOTE));
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         assertThat(refused.getStatus().getDescription())
-                .matches("chain\\.v1\\.Stock/Check not sent: budget left 0\\.[0-4]\\d\\d s, minus reserve 0\\.200 s"
-                        + " = -?0\\.\\d{3} s, below the 0\\.300 s needed downstream \\(grpcops\\.budget\\.min-downstream\\)");
+                .matches(
+                        "chain\\.v1\\.Stock/Check not sent: budget left 0\\.[0-4]\\d\\d s, minus reserve 0\\.200 s"
+                                + " = -?0\\.\\d{3} s, below the 0\\.300 s needed downstream \\(grpcops\\.budget\\.min-downstream\\)");
         // The caller's own deadline is what "at once" is measured against: a refusal that waited
         // for Stock would end at 450 ms with gRPC's message, not ours.
         assertThat(took).as("fails before the caller's deadline").isLessThan(Duration.ofMillis(450));

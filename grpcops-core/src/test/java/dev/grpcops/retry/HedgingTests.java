@@ -46,7 +46,11 @@ class HedgingTests {
     }
 
     private Retry retry(RetryLimiter limiter) {
-        Retry retry = Retry.builder(BudgetRules.DEFAULTS).hedging(HEDGING).limiter(limiter).listener(listener).build();
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(HEDGING)
+                .limiter(limiter)
+                .listener(listener)
+                .build();
         for (int i = 0; i < 64; i++) {
             retry.hedged(() -> Futures.immediateFuture("warm")); // answers to learn from
         }
@@ -72,7 +76,9 @@ class HedgingTests {
         started.get(1).set("from the hedge");
 
         assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("from the hedge");
-        assertThat(started.get(0).isCancelled()).as("the first attempt is cancelled").isTrue();
+        assertThat(started.get(0).isCancelled())
+                .as("the first attempt is cancelled")
+                .isTrue();
         assertThat(outcomes(HedgeOutcome.SENT)).isEqualTo(1);
         assertThat(outcomes(HedgeOutcome.WON)).isEqualTo(1);
     }
@@ -122,8 +128,13 @@ class HedgingTests {
 
     @Test
     void noHedgeBeforeEnoughAnswersWereSeen() throws Exception {
-        java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
-        Retry retry = Retry.builder(BudgetRules.DEFAULTS).hedging(HEDGING).listener(listener).scheduler(timer).build();
+        java.util.concurrent.ScheduledThreadPoolExecutor timer =
+                new java.util.concurrent.ScheduledThreadPoolExecutor(1);
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(HEDGING)
+                .listener(listener)
+                .scheduler(timer)
+                .build();
         List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
         ListenableFuture<String> outcome = retry.hedged(attempts(started));
         assertThat(timer.getQueue()).as("no hedge timer").isEmpty();
@@ -160,8 +171,13 @@ class HedgingTests {
 
     @Test
     void aCallThatArrivedAsAnotherHopsRetryIsNeverHedged() throws Exception {
-        java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
-        Retry retry = Retry.builder(BudgetRules.DEFAULTS).hedging(HEDGING).listener(listener).scheduler(timer).build();
+        java.util.concurrent.ScheduledThreadPoolExecutor timer =
+                new java.util.concurrent.ScheduledThreadPoolExecutor(1);
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(HEDGING)
+                .listener(listener)
+                .scheduler(timer)
+                .build();
         for (int i = 0; i < 64; i++) {
             retry.hedged(() -> Futures.immediateFuture("warm"));
         }
@@ -196,8 +212,9 @@ class HedgingTests {
         for (int i = 0; i < 100; i++) {
             calls.add(retry.hedged(attempts(started)));
         }
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
-                outcomes(HedgeOutcome.SENT) + outcomes(HedgeOutcome.THROTTLED) == 100);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> outcomes(HedgeOutcome.SENT) + outcomes(HedgeOutcome.THROTTLED) == 100);
         // 164 calls in the window (64 warm-up): at most 0.05 x 164 + 10 = 18.2 hedges.
         assertThat(outcomes(HedgeOutcome.SENT)).isBetween(15, 18);
         started.forEach(attempt -> attempt.set("done"));

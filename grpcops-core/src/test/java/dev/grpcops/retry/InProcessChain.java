@@ -2,7 +2,6 @@ package dev.grpcops.retry;
 
 import dev.grpcops.deadline.BudgetInterceptors;
 import dev.grpcops.deadline.BudgetRules;
-
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
@@ -41,16 +40,30 @@ final class InProcessChain implements AutoCloseable {
 
     InProcessChain(BudgetRules rules, boolean flaky) throws Exception {
         String name = InProcessServerBuilder.generateName();
-        stock = InProcessServerBuilder.forName(name + "-stock").directExecutor()
-                .addService(new RecordingStock(flaky)).build().start();
+        stock = InProcessServerBuilder.forName(name + "-stock")
+                .directExecutor()
+                .addService(new RecordingStock(flaky))
+                .build()
+                .start();
         toStock = InProcessChannelBuilder.forName(name + "-stock")
-                .intercept(BudgetInterceptors.builder(rules).listener(listener).build().client(), Retry.clientInterceptor())
+                .intercept(
+                        BudgetInterceptors.builder(rules)
+                                .listener(listener)
+                                .build()
+                                .client(),
+                        Retry.clientInterceptor())
                 .build();
         Retry retry = Retry.builder(rules).listener(listener).build();
         pricing = InProcessServerBuilder.forName(name + "-pricing")
-                .addService(ServerInterceptors.intercept(new RetryingPricing(StockGrpc.newFutureStub(toStock), retry),
-                        BudgetInterceptors.builder(rules).listener(listener).excludedServices(Set.of()).build().server()))
-                .build().start();
+                .addService(ServerInterceptors.intercept(
+                        new RetryingPricing(StockGrpc.newFutureStub(toStock), retry),
+                        BudgetInterceptors.builder(rules)
+                                .listener(listener)
+                                .excludedServices(Set.of())
+                                .build()
+                                .server()))
+                .build()
+                .start();
         toPricing = InProcessChannelBuilder.forName(name + "-pricing").build();
     }
 
@@ -85,10 +98,12 @@ final class InProcessChain implements AutoCloseable {
             Deadline deadline = Context.current().getDeadline();
             stockReceived.add(deadline == null ? -1 : deadline.timeRemaining(TimeUnit.NANOSECONDS) / 1e9);
             if (stockCalls.incrementAndGet() == 1 && flaky) {
-                responses.onError(Status.UNAVAILABLE.withDescription("first call fails").asRuntimeException());
+                responses.onError(
+                        Status.UNAVAILABLE.withDescription("first call fails").asRuntimeException());
                 return;
             }
-            responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
+            responses.onNext(
+                    CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
             responses.onCompleted();
         }
     }

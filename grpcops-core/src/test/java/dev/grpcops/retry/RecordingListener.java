@@ -2,7 +2,6 @@ package dev.grpcops.retry;
 
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +12,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** Remembers what the budget layer and the retries told it, for tests to read. */
 final class RecordingListener implements BudgetListener, RetryListener {
 
-    record Arrival(String method, Duration remaining, boolean defaulted) {
-    }
+    record Arrival(String method, Duration remaining, boolean defaulted) {}
 
-    record Downstream(String method, Duration deadline) {
-    }
+    record Downstream(String method, Duration deadline) {}
 
     final List<Arrival> arrivals = new CopyOnWriteArrayList<>();
     final List<Downstream> downstream = new CopyOnWriteArrayList<>();

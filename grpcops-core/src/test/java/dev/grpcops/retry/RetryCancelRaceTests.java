@@ -84,8 +84,7 @@ class RetryCancelRaceTests {
     }
 
     /** One attempt as the test saw it start. */
-    private record Attempt(int number, SettableFuture<String> future, long startedNanos, boolean afterCancelReturned) {
-    }
+    private record Attempt(int number, SettableFuture<String> future, long startedNanos, boolean afterCancelReturned) {}
 
     /** One round: the call, its attempts, and how the race went. */
     private static final class Round {
@@ -101,6 +100,7 @@ class RetryCancelRaceTests {
         volatile boolean cancelReturned;
         /** Which came first: cancel() returning, or the failure being set (1 and 2, in order). */
         final AtomicInteger sequence = new AtomicInteger();
+
         volatile int cancelReturnedAt;
         volatile int failureTriedAt;
 
@@ -117,7 +117,8 @@ class RetryCancelRaceTests {
         @Override
         public String toString() {
             return "round " + number + " (pushback " + pushback + ", retry answers at once " + retryAnswersAtOnce
-                    + ", failure set " + failureSet + ", cancel " + cancelReturnedTrue + ", attempts " + attempts() + ")";
+                    + ", failure set " + failureSet + ", cancel " + cancelReturnedTrue + ", attempts " + attempts()
+                    + ")";
         }
     }
 
@@ -141,7 +142,7 @@ class RetryCancelRaceTests {
 
     /** Waits until the scheduler's thread has run everything due by now, then returns what is still queued. */
     private int queuedAfterDueTasksRan() throws Exception {
-        Future<?> marker = scheduler.submit(() -> { });
+        Future<?> marker = scheduler.submit(() -> {});
         marker.get(10, TimeUnit.SECONDS);
         return scheduler.getQueue().size();
     }
@@ -188,15 +189,20 @@ class RetryCancelRaceTests {
     private static void check(Round round) {
         List<Attempt> attempts = round.attempts();
         ListenableFuture<String> outcome = round.outcome;
-        assertThat(attempts).as("%s: at most the first attempt and one retry", round).hasSizeBetween(1, 2);
+        assertThat(attempts)
+                .as("%s: at most the first attempt and one retry", round)
+                .hasSizeBetween(1, 2);
         assertThat(outcome.isDone()).as("%s: the outcome is decided", round).isTrue();
         if (round.cancelReturnedTrue && round.cancelReturnedAt < round.failureTriedAt) {
-            assertThat(round.failureSet).as("%s: cancelled before it failed, the first attempt was cancelled too", round)
+            assertThat(round.failureSet)
+                    .as("%s: cancelled before it failed, the first attempt was cancelled too", round)
                     .isFalse();
         }
         if (!round.failureSet) {
             // The first attempt was cancelled before it failed: nothing was left to retry.
-            assertThat(attempts.get(0).future().isCancelled()).as("%s: the first attempt was cancelled", round).isTrue();
+            assertThat(attempts.get(0).future().isCancelled())
+                    .as("%s: the first attempt was cancelled", round)
+                    .isTrue();
             assertThat(attempts).as("%s: no retry of a cancelled call", round).hasSize(1);
         }
         if (outcome.isCancelled()) {
@@ -209,9 +215,12 @@ class RetryCancelRaceTests {
                             .isTrue();
                 }
                 if (attempt.afterCancelReturned()) {
-                    assertThat(attempt.number()).as("%s: only a retry can start after the cancel", round).isEqualTo(2);
+                    assertThat(attempt.number())
+                            .as("%s: only a retry can start after the cancel", round)
+                            .isEqualTo(2);
                     assertThat(attempt.future().isCancelled() || round.retryAnswersAtOnce)
-                            .as("%s: a retry started after the cancel is cancelled", round).isTrue();
+                            .as("%s: a retry started after the cancel is cancelled", round)
+                            .isTrue();
                     assertThat(attempt.startedNanos() - round.cancelReturnedNanos)
                             .as("%s: a retry starts no later than a moment after the cancel", round)
                             .isLessThan(LATE_START_BOUND_NANOS);
@@ -222,7 +231,9 @@ class RetryCancelRaceTests {
             assertThat(round.cancelReturnedTrue).as("%s", round).isFalse();
             assertThat(round.failureSet).as("%s", round).isTrue();
             assertThat(attempts).as("%s", round).hasSize(2);
-            assertThat(round.retryAnswersAtOnce).as("%s: only an answered retry ends the call", round).isTrue();
+            assertThat(round.retryAnswersAtOnce)
+                    .as("%s: only an answered retry ends the call", round)
+                    .isTrue();
             assertThat(Futures.getUnchecked(outcome)).isEqualTo("retried");
         }
     }
@@ -234,7 +245,10 @@ class RetryCancelRaceTests {
      */
     @Test
     void cancelRacingAFailureWithAShortPushback() throws Exception {
-        Retry retry = Retry.builder(BudgetRules.DEFAULTS).scheduler(scheduler).limiter(RetryLimiter.unlimited()).build();
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .scheduler(scheduler)
+                .limiter(RetryLimiter.unlimited())
+                .build();
         String[] pushbacks = {null, "0", "1"};
         AtomicReferenceArray<Round> rounds = new AtomicReferenceArray<>(ROUNDS);
         int cancelled = 0;
@@ -247,11 +261,15 @@ class RetryCancelRaceTests {
             rounds.set(i, round);
             if (round.outcome.isCancelled()) {
                 // Whatever the scheduler's thread was doing for this round is over once it ran what is due.
-                assertThat(queuedAfterDueTasksRan()).as("%s: no retry left waiting after the cancel", round).isZero();
+                assertThat(queuedAfterDueTasksRan())
+                        .as("%s: no retry left waiting after the cancel", round)
+                        .isZero();
             }
         }
         // A retry that was not cancelled would start at the latest 1 ms after its failure.
-        Awaitility.await("the scheduler idle").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+        Awaitility.await("the scheduler idle")
+                .atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(5))
                 .until(() -> scheduler.getQueue().isEmpty() && scheduler.getActiveCount() == 0);
         assertThat(queuedAfterDueTasksRan()).isZero();
         for (int i = 0; i < ROUNDS; i++) {
@@ -260,10 +278,11 @@ class RetryCancelRaceTests {
             if (round.outcome.isCancelled()) {
                 cancelled++;
                 if (round.cancelReturnedTrue && round.cancelReturnedAt < round.failureTriedAt) {
-            assertThat(round.failureSet).as("%s: cancelled before it failed, the first attempt was cancelled too", round)
-                    .isFalse();
-        }
-        if (!round.failureSet) {
+                    assertThat(round.failureSet)
+                            .as("%s: cancelled before it failed, the first attempt was cancelled too", round)
+                            .isFalse();
+                }
+                if (!round.failureSet) {
                     cancelledBeforeFailure++;
                 } else if (round.attempts().size() == 2) {
                     if (round.attempts().get(1).afterCancelReturned()) {
@@ -274,13 +293,19 @@ class RetryCancelRaceTests {
                 }
             }
         }
-        System.out.printf("retry cancel race: %d rounds, %d cancelled (%d before the failure, %d after the retry "
-                + "started, %d retries started after cancel() returned)%n", ROUNDS, cancelled, cancelledBeforeFailure,
-                retriedBeforeCancel, retryStartedAfterCancel);
-        assertThat(cancelledBeforeFailure).as("rounds cancelled before the first attempt failed").isPositive();
-        assertThat(retriedBeforeCancel).as("rounds cancelled while the retry was in flight").isPositive();
+        System.out.printf(
+                "retry cancel race: %d rounds, %d cancelled (%d before the failure, %d after the retry "
+                        + "started, %d retries started after cancel() returned)%n",
+                ROUNDS, cancelled, cancelledBeforeFailure, retriedBeforeCancel, retryStartedAfterCancel);
+        assertThat(cancelledBeforeFailure)
+                .as("rounds cancelled before the first attempt failed")
+                .isPositive();
+        assertThat(retriedBeforeCancel)
+                .as("rounds cancelled while the retry was in flight")
+                .isPositive();
         assertThat(cancelled - cancelledBeforeFailure - retriedBeforeCancel - retryStartedAfterCancel)
-                .as("rounds cancelled between the failure and the retry's start").isPositive();
+                .as("rounds cancelled between the failure and the retry's start")
+                .isPositive();
     }
 
     /**
@@ -291,22 +316,34 @@ class RetryCancelRaceTests {
     @Test
     void cancelRacingAFailureWithALongPushbackLeavesNoRetryOnTheScheduler() throws Exception {
         BudgetRules roomy = new BudgetRules(Duration.ZERO, Duration.ofMinutes(10), Duration.ZERO, Duration.ZERO);
-        Retry retry = Retry.builder(roomy).scheduler(scheduler).limiter(RetryLimiter.unlimited()).build();
+        Retry retry = Retry.builder(roomy)
+                .scheduler(scheduler)
+                .limiter(RetryLimiter.unlimited())
+                .build();
         int scheduledThenCancelled = 0;
         for (int i = 0; i < ROUNDS; i++) {
             Round round = round(retry, i, "60000", false);
             assertThat(round.outcome.isCancelled()).as("%s", round).isTrue();
-            assertThat(scheduler.getQueue()).as("%s: the retry waiting out its pushback is gone", round).isEmpty();
-            assertThat(round.attempts()).as("%s: the retry never started", round).hasSize(1);
+            assertThat(scheduler.getQueue())
+                    .as("%s: the retry waiting out its pushback is gone", round)
+                    .isEmpty();
+            assertThat(round.attempts())
+                    .as("%s: the retry never started", round)
+                    .hasSize(1);
             if (round.cancelReturnedAt < round.failureTriedAt) {
-                assertThat(round.failureSet).as("%s: cancelled before it failed, the first attempt was cancelled too",
-                        round).isFalse();
+                assertThat(round.failureSet)
+                        .as("%s: cancelled before it failed, the first attempt was cancelled too", round)
+                        .isFalse();
             }
             if (round.failureSet) {
                 scheduledThenCancelled++;
             }
         }
-        assertThat(scheduledThenCancelled).as("rounds whose retry was scheduled before the cancel").isPositive();
-        assertThat(ROUNDS - scheduledThenCancelled).as("rounds cancelled before the failure").isPositive();
+        assertThat(scheduledThenCancelled)
+                .as("rounds whose retry was scheduled before the cancel")
+                .isPositive();
+        assertThat(ROUNDS - scheduledThenCancelled)
+                .as("rounds cancelled before the failure")
+                .isPositive();
     }
 }

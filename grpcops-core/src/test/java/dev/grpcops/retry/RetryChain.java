@@ -1,15 +1,12 @@
 package dev.grpcops.retry;
 
-import dev.grpcops.deadline.BudgetInterceptors;
-import dev.grpcops.deadline.BudgetListener;
-import dev.grpcops.deadline.BudgetRules;
-import java.util.function.Supplier;
-
-import dev.grpcops.internal.Headers;
-
 import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.deadline.BudgetListener;
+import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.internal.Headers;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
@@ -37,6 +34,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /**
  * Three real gRPC hops in one JVM for the retry governor (design §11): "edge" (Checkout, one Quote
@@ -47,8 +45,7 @@ import java.util.function.IntFunction;
  */
 final class RetryChain implements AutoCloseable {
 
-    record Arrival(long nanos, String previousAttempts) {
-    }
+    record Arrival(long nanos, String previousAttempts) {}
 
     final RecordingListener edgeListener = new RecordingListener();
     final RecordingListener pricingListener = new RecordingListener();
@@ -65,21 +62,42 @@ final class RetryChain implements AutoCloseable {
     RetryChain(BudgetRules rules, Supplier<RetryLimiter> limiter, IntFunction<StatusRuntimeException> stockAnswer)
             throws Exception {
         String name = InProcessServerBuilder.generateName();
-        servers.add(InProcessServerBuilder.forName(name + "-stock").directExecutor()
+        servers.add(InProcessServerBuilder.forName(name + "-stock")
+                .directExecutor()
                 .addService(ServerInterceptors.intercept(new Stock(stockAnswer), recording(stockArrivals)))
-                .build().start());
+                .build()
+                .start());
         ManagedChannel toStock = channel(name + "-stock", rules, pricingListener);
-        pricingRetry = Retry.builder(rules).limiter(limiter.get()).listener(pricingListener).build();
+        pricingRetry = Retry.builder(rules)
+                .limiter(limiter.get())
+                .listener(pricingListener)
+                .build();
         servers.add(InProcessServerBuilder.forName(name + "-pricing")
-                .addService(ServerInterceptors.intercept(new RetryingPricing(StockGrpc.newFutureStub(toStock), pricingRetry),
-                        BudgetInterceptors.builder(rules).listener(pricingListener).excludedServices(java.util.Set.of()).build().server(), recording(pricingArrivals)))
-                .build().start());
+                .addService(ServerInterceptors.intercept(
+                        new RetryingPricing(StockGrpc.newFutureStub(toStock), pricingRetry),
+                        BudgetInterceptors.builder(rules)
+                                .listener(pricingListener)
+                                .excludedServices(java.util.Set.of())
+                                .build()
+                                .server(),
+                        recording(pricingArrivals)))
+                .build()
+                .start());
         toPricing = channel(name + "-pricing", rules, edgeListener);
-        Retry edgeRetry = Retry.builder(rules).limiter(limiter.get()).listener(edgeListener).build();
+        Retry edgeRetry = Retry.builder(rules)
+                .limiter(limiter.get())
+                .listener(edgeListener)
+                .build();
         servers.add(InProcessServerBuilder.forName(name + "-edge")
-                .addService(ServerInterceptors.intercept(new Edge(PricingGrpc.newFutureStub(toPricing), edgeRetry),
-                        BudgetInterceptors.builder(rules).listener(edgeListener).excludedServices(java.util.Set.of()).build().server()))
-                .build().start());
+                .addService(ServerInterceptors.intercept(
+                        new Edge(PricingGrpc.newFutureStub(toPricing), edgeRetry),
+                        BudgetInterceptors.builder(rules)
+                                .listener(edgeListener)
+                                .excludedServices(java.util.Set.of())
+                                .build()
+                                .server()))
+                .build()
+                .start());
         toEdge = InProcessChannelBuilder.forName(name + "-edge").build();
         channels.add(toEdge);
         toPricingDirect = InProcessChannelBuilder.forName(name + "-pricing").build();
@@ -106,7 +124,13 @@ final class RetryChain implements AutoCloseable {
 
     private ManagedChannel channel(String target, BudgetRules rules, BudgetListener listener) {
         ManagedChannel channel = InProcessChannelBuilder.forName(target)
-                .intercept(BudgetInterceptors.builder(rules).listener(listener).build().client(), Retry.clientInterceptor()).build();
+                .intercept(
+                        BudgetInterceptors.builder(rules)
+                                .listener(listener)
+                                .build()
+                                .client(),
+                        Retry.clientInterceptor())
+                .build();
         channels.add(channel);
         return channel;
     }
@@ -124,8 +148,8 @@ final class RetryChain implements AutoCloseable {
     private static ServerInterceptor recording(List<Arrival> arrivals) {
         return new ServerInterceptor() {
             @Override
-            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                    ServerCallHandler<ReqT, RespT> next) {
+            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                    ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
                 arrivals.add(new Arrival(System.nanoTime(), headers.get(Headers.PREVIOUS_ATTEMPTS)));
                 return next.startCall(call, headers);
             }
@@ -148,7 +172,8 @@ final class RetryChain implements AutoCloseable {
                 responses.onError(failure);
                 return;
             }
-            responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
+            responses.onNext(
+                    CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
             responses.onCompleted();
         }
     }
@@ -165,22 +190,35 @@ final class RetryChain implements AutoCloseable {
 
         @Override
         public void checkout(CheckoutRequest request, StreamObserver<CheckoutReply> responses) {
-            QuoteRequest quote = QuoteRequest.newBuilder().setSku(request.getSkus(0)).build();
-            Futures.addCallback(retry.call(() -> pricing.quote(quote)), new FutureCallback<>() {
-                @Override
-                public void onSuccess(QuoteReply reply) {
-                    responses.onNext(CheckoutReply.newBuilder().addLines(Line.newBuilder().setSku(reply.getSku())
-                            .setAvailable(true)).build());
-                    responses.onCompleted();
-                }
+            QuoteRequest quote =
+                    QuoteRequest.newBuilder().setSku(request.getSkus(0)).build();
+            Futures.addCallback(
+                    retry.call(() -> pricing.quote(quote)),
+                    new FutureCallback<>() {
+                        @Override
+                        public void onSuccess(QuoteReply reply) {
+                            responses.onNext(CheckoutReply.newBuilder()
+                                    .addLines(Line.newBuilder()
+                                            .setSku(reply.getSku())
+                                            .setAvailable(true))
+                                    .build());
+                            responses.onCompleted();
+                        }
 
-                @Override
-                public void onFailure(Throwable failure) {
-                    responses.onNext(CheckoutReply.newBuilder().addLines(Line.newBuilder().setSku(quote.getSku())
-                            .setAvailable(false).setReason(Status.fromThrowable(failure).getCode().name())).build());
-                    responses.onCompleted();
-                }
-            }, MoreExecutors.directExecutor());
+                        @Override
+                        public void onFailure(Throwable failure) {
+                            responses.onNext(CheckoutReply.newBuilder()
+                                    .addLines(Line.newBuilder()
+                                            .setSku(quote.getSku())
+                                            .setAvailable(false)
+                                            .setReason(Status.fromThrowable(failure)
+                                                    .getCode()
+                                                    .name()))
+                                    .build());
+                            responses.onCompleted();
+                        }
+                    },
+                    MoreExecutors.directExecutor());
         }
     }
 }

@@ -23,7 +23,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class RetryLimiterChainTests {
 
-    private static final QuoteRequest QUOTE = QuoteRequest.newBuilder().setSku("flaky-x").build();
+    private static final QuoteRequest QUOTE =
+            QuoteRequest.newBuilder().setSku("flaky-x").build();
     private static final Duration PUSHBACK = Duration.ofMillis(300);
 
     private static RetryChain chain(java.util.function.IntFunction<StatusRuntimeException> stock) throws Exception {
@@ -34,8 +35,11 @@ class RetryLimiterChainTests {
     @ValueSource(strings = {"-1", "-300", "soon", ""})
     void negativeOrUnparsablePushbackIsNotRetried(String pushback) throws Exception {
         try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(pushback) : null)) {
-            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                    () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> chain.pricing()
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE));
 
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(chain.stockArrivals).hasSize(1);
@@ -46,25 +50,39 @@ class RetryLimiterChainTests {
 
     @Test
     void positivePushbackIsRetriedAfterItsDelayWhenTheBudgetStillCoversIt() throws Exception {
-        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
+        try (RetryChain chain =
+                chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
             long start = System.nanoTime();
-            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+            assertThat(chain.pricing()
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE)
+                            .getQty())
+                    .isEqualTo(7);
             long took = System.nanoTime() - start;
 
             assertThat(chain.stockArrivals).hasSize(2);
-            long gap = chain.stockArrivals.get(1).nanos() - chain.stockArrivals.get(0).nanos();
-            assertThat(Duration.ofNanos(gap)).as("the retry waited the server's pushback").isGreaterThanOrEqualTo(PUSHBACK);
-            assertThat(Duration.ofNanos(took)).as("and answered within the caller's deadline").isLessThan(Duration.ofMillis(1500));
+            long gap = chain.stockArrivals.get(1).nanos()
+                    - chain.stockArrivals.get(0).nanos();
+            assertThat(Duration.ofNanos(gap))
+                    .as("the retry waited the server's pushback")
+                    .isGreaterThanOrEqualTo(PUSHBACK);
+            assertThat(Duration.ofNanos(took))
+                    .as("and answered within the caller's deadline")
+                    .isLessThan(Duration.ofMillis(1500));
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
         }
     }
 
     @Test
     void positivePushbackIsNotRetriedWhenTheDelayWouldSpendTheBudget() throws Exception {
-        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
+        try (RetryChain chain =
+                chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
             long start = System.nanoTime();
-            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                    () -> chain.pricing().withDeadlineAfter(800, TimeUnit.MILLISECONDS).quote(QUOTE));
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> chain.pricing()
+                            .withDeadlineAfter(800, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE));
             long took = System.nanoTime() - start;
 
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -78,8 +96,11 @@ class RetryLimiterChainTests {
     @Test
     void resourceExhaustedIsNeverRetried() throws Exception {
         try (RetryChain chain = chain(n -> n == 1 ? Status.RESOURCE_EXHAUSTED.asRuntimeException() : null)) {
-            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                    () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> chain.pricing()
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE));
 
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(chain.stockArrivals).hasSize(1);
@@ -90,9 +111,15 @@ class RetryLimiterChainTests {
     @Test
     void theRetryCarriesPreviousAttempts() throws Exception {
         try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
-            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+            assertThat(chain.pricing()
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE)
+                            .getQty())
+                    .isEqualTo(7);
 
-            assertThat(chain.stockArrivals).extracting(RetryChain.Arrival::previousAttempts).containsExactly(null, "1");
+            assertThat(chain.stockArrivals)
+                    .extracting(RetryChain.Arrival::previousAttempts)
+                    .containsExactly(null, "1");
         }
     }
 
@@ -101,9 +128,12 @@ class RetryLimiterChainTests {
         try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
             Metadata headers = new Metadata();
             headers.put(Headers.PREVIOUS_ATTEMPTS, "1");
-            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                    () -> chain.pricing().withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
-                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE));
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> chain.pricing()
+                            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE));
 
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(chain.stockArrivals).hasSize(1);
@@ -114,12 +144,19 @@ class RetryLimiterChainTests {
     @Test
     void seedBehaviourHolds() throws Exception {
         try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
-            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+            assertThat(chain.pricing()
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE)
+                            .getQty())
+                    .isEqualTo(7);
             assertThat(chain.stockArrivals).hasSize(2);
         }
         try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
-            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                    () -> chain.pricing().withDeadlineAfter(800, TimeUnit.MILLISECONDS).quote(QUOTE));
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> chain.pricing()
+                            .withDeadlineAfter(800, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE));
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(chain.stockArrivals).hasSize(1);
             assertThat(chain.pricingListener.outcomes(RetryOutcome.REFUSED)).isEqualTo(1);
@@ -130,16 +167,24 @@ class RetryLimiterChainTests {
     @Test
     void theBucketStopsRetriesToABackendThatIsDown() throws Exception {
         TokenBucket bucket = TokenBucket.builder().build();
-        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS,
-                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()), n -> RetryChain.unavailable(null))) {
+        try (RetryChain chain = new RetryChain(
+                BudgetRules.DEFAULTS,
+                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()),
+                n -> RetryChain.unavailable(null))) {
             for (int i = 0; i < 20; i++) {
-                assertThat(catchThrowableOfType(StatusRuntimeException.class,
-                        () -> chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE))).isNotNull();
+                assertThat(catchThrowableOfType(
+                                StatusRuntimeException.class,
+                                () -> chain.pricing()
+                                        .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                                        .quote(QUOTE)))
+                        .isNotNull();
             }
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(2);
             assertThat(chain.pricingListener.outcomes(RetryOutcome.THROTTLED)).isEqualTo(18);
             assertThat(chain.stockArrivals).hasSize(22);
-            assertThat(bucket.targets()).as("Pricing's calls to Stock, by the channel's authority").hasSize(1);
+            assertThat(bucket.targets())
+                    .as("Pricing's calls to Stock, by the channel's authority")
+                    .hasSize(1);
             assertThat(bucket.tokens(bucket.targets().get(0))).isEqualTo(0.0);
         }
     }
@@ -152,13 +197,18 @@ class RetryLimiterChainTests {
     @Test
     void theRetryNeverDoublesAtTwoHops() throws Exception {
         try (RetryChain chain = chain(n -> RetryChain.unavailable(null))) {
-            Line line = chain.edge().withDeadlineAfter(3, TimeUnit.SECONDS)
-                    .checkout(CheckoutRequest.newBuilder().addSkus("x").build()).getLines(0);
+            Line line = chain.edge()
+                    .withDeadlineAfter(3, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("x").build())
+                    .getLines(0);
 
             assertThat(line.getAvailable()).isFalse();
             assertThat(line.getReason()).isEqualTo("UNAVAILABLE");
-            assertThat(chain.pricingArrivals).extracting(RetryChain.Arrival::previousAttempts).containsExactly(null, "1");
-            assertThat(chain.stockArrivals).extracting(RetryChain.Arrival::previousAttempts)
+            assertThat(chain.pricingArrivals)
+                    .extracting(RetryChain.Arrival::previousAttempts)
+                    .containsExactly(null, "1");
+            assertThat(chain.stockArrivals)
+                    .extracting(RetryChain.Arrival::previousAttempts)
                     .containsExactly(null, "1", null);
             assertThat(chain.edgeListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);

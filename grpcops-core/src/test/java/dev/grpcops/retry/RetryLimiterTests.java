@@ -54,7 +54,9 @@ class RetryLimiterTests {
         }
         assertThat(bucket.tokens(STOCK)).isEqualTo(tokens);
         assertThat(bucket.tryAcquire(STOCK)).isEqualTo(allowed);
-        assertThat(bucket.tokens(STOCK)).as("looking takes nothing from the bucket").isEqualTo(tokens);
+        assertThat(bucket.tokens(STOCK))
+                .as("looking takes nothing from the bucket")
+                .isEqualTo(tokens);
     }
 
     /** Retries of the last 10 s ≤ 10 % of its calls + 1/s × 10 s. */
@@ -81,10 +83,14 @@ class RetryLimiterTests {
         assertThat(takeAll(budget)).isEqualTo(20);
 
         now.addAndGet(Duration.ofSeconds(5).toNanos());
-        assertThat(budget.tryAcquire(STOCK)).as("5 s later the retries still count").isFalse();
+        assertThat(budget.tryAcquire(STOCK))
+                .as("5 s later the retries still count")
+                .isFalse();
 
         now.addAndGet(Duration.ofSeconds(5).toNanos());
-        assertThat(budget.taken(STOCK)).as("10 s later calls and retries have left the window").isZero();
+        assertThat(budget.taken(STOCK))
+                .as("10 s later calls and retries have left the window")
+                .isZero();
         assertThat(takeAll(budget)).as("only the floor is left").isEqualTo(10);
     }
 
@@ -93,7 +99,9 @@ class RetryLimiterTests {
         assertThat(takeAll(budget)).isEqualTo(10); // the floor, all at t = 0
         for (int second = 1; second <= 9; second++) {
             now.addAndGet(Duration.ofSeconds(1).toNanos());
-            assertThat(budget.tryAcquire(STOCK)).as("t = %d s: the floor's ten are still in the window", second).isFalse();
+            assertThat(budget.tryAcquire(STOCK))
+                    .as("t = %d s: the floor's ten are still in the window", second)
+                    .isFalse();
         }
         now.addAndGet(Duration.ofSeconds(1).toNanos());
         assertThat(takeAll(budget)).as("t = 10 s: the first slot has left").isEqualTo(10);
@@ -106,9 +114,13 @@ class RetryLimiterTests {
             both.onFailure(STOCK);
         }
         assertThat(both.tryAcquire(STOCK)).as("bucket at half").isFalse();
-        assertThat(budget.taken(STOCK)).as("a refused retry takes nothing from the budget").isZero();
+        assertThat(budget.taken(STOCK))
+                .as("a refused retry takes nothing from the budget")
+                .isZero();
         both.onSuccess(STOCK);
-        assertThat(takeAll(both)).as("bucket above half: the budget's floor decides").isEqualTo(10);
+        assertThat(takeAll(both))
+                .as("bucket above half: the budget's floor decides")
+                .isEqualTo(10);
     }
 
     @Test
@@ -130,19 +142,23 @@ class RetryLimiterTests {
     @Test
     void targetsAreBoundedAndEachGaugeAnnouncedOnce() {
         Map<String, Integer> announced = new ConcurrentHashMap<>();
-        TokenBucket bounded = TokenBucket.builder().listener(new RetryListener() {
-            @Override
-            public void tokens(String target, java.util.function.DoubleSupplier tokens) {
-                announced.merge(target, 1, Integer::sum);
-            }
-        }).build();
+        TokenBucket bounded = TokenBucket.builder()
+                .listener(new RetryListener() {
+                    @Override
+                    public void tokens(String target, java.util.function.DoubleSupplier tokens) {
+                        announced.merge(target, 1, Integer::sum);
+                    }
+                })
+                .build();
         for (int i = 0; i < 200; i++) {
             bounded.onFailure("host-" + i + ":1");
             bounded.onFailure("host-" + i + ":1");
         }
         assertThat(bounded.targets()).hasSize(Targets.MAX + 1).contains(Targets.OVERFLOW);
         assertThat(announced.values()).containsOnly(1);
-        assertThat(bounded.tokens("host-199:1")).as("the overflow target's bucket").isEqualTo(0.0);
+        assertThat(bounded.tokens("host-199:1"))
+                .as("the overflow target's bucket")
+                .isEqualTo(0.0);
     }
 
     @Test
@@ -181,25 +197,33 @@ class RetryLimiterTests {
     }
 
     @ParameterizedTest(name = "{1}")
-    @CsvSource(delimiter = '|', value = {
-        "maxTokens 0          | max-tokens must be 1-1000, got 0",
-        "tokenRatio 0         | token-ratio must be above 0",
-        "tokenRatio 20        | token-ratio must not be above max-tokens (10), got 20.0",
-        "percent -1           | budget-percent must be 0-100, got -1.0",
-        "window 0             | budget-window must be 1s-1h, got PT0S",
-        "minPerSecond -1      | min-retries-per-second must be 0-1000, got -1.0",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "maxTokens 0          | max-tokens must be 1-1000, got 0",
+                "tokenRatio 0         | token-ratio must be above 0",
+                "tokenRatio 20        | token-ratio must not be above max-tokens (10), got 20.0",
+                "percent -1           | budget-percent must be 0-100, got -1.0",
+                "window 0             | budget-window must be 1s-1h, got PT0S",
+                "minPerSecond -1      | min-retries-per-second must be 0-1000, got -1.0",
+            })
     void settingsAreValidatedNamingTheSetting(String setting, String message) {
         String[] parts = setting.trim().split(" ");
         double value = Double.parseDouble(parts[1]);
         Supplier<Object> build = switch (parts[0]) {
-            case "maxTokens" -> () -> TokenBucket.builder().maxTokens((int) value).build();
+            case "maxTokens" ->
+                () -> TokenBucket.builder().maxTokens((int) value).build();
             case "tokenRatio" -> () -> TokenBucket.builder().tokenRatio(value).build();
             case "percent" -> () -> RetryBudget.builder().percent(value).build();
-            case "window" -> () -> RetryBudget.builder().window(Duration.ofSeconds((long) value)).build();
+            case "window" ->
+                () -> RetryBudget.builder()
+                        .window(Duration.ofSeconds((long) value))
+                        .build();
             default -> () -> RetryBudget.builder().minPerSecond(value).build();
         };
-        assertThatThrownBy(build::get).isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith(message.trim());
+        assertThatThrownBy(build::get)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith(message.trim());
     }
 
     private static int takeAll(RetryLimiter limiter) {

@@ -19,12 +19,17 @@ import org.junit.jupiter.api.Test;
 /** The flaky SKU of the chain: retried once on UNAVAILABLE when the budget still allows it. */
 class RetryTests {
 
-    private static final QuoteRequest QUOTE = QuoteRequest.newBuilder().setSku("flaky-x").build();
+    private static final QuoteRequest QUOTE =
+            QuoteRequest.newBuilder().setSku("flaky-x").build();
 
     @Test
     void retriesUnavailableWhenTheBudgetAllows() throws Exception {
         try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
-            assertThat(chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE).getQty()).isEqualTo(7);
+            assertThat(chain.pricing()
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE)
+                            .getQty())
+                    .isEqualTo(7);
 
             assertThat(chain.stockCalls()).isEqualTo(2);
             assertThat(chain.listener.retriesAttempted).hasValue(1);
@@ -35,8 +40,11 @@ class RetryTests {
     @Test
     void refusesTheRetryWhenTheBudgetIsShort() throws Exception {
         try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
-            StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
-                    () -> chain.pricing().withDeadlineAfter(800, TimeUnit.MILLISECONDS).quote(QUOTE));
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> chain.pricing()
+                            .withDeadlineAfter(800, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE));
 
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(chain.stockCalls()).isEqualTo(1);
@@ -52,7 +60,9 @@ class RetryTests {
 
             // Both attempts are held to the same deadline: the second sees a little less, never a fresh budget.
             assertThat(chain.stockReceived).hasSize(2);
-            assertThat(chain.stockReceived.get(1)).isLessThanOrEqualTo(chain.stockReceived.get(0)).isGreaterThan(1.0);
+            assertThat(chain.stockReceived.get(1))
+                    .isLessThanOrEqualTo(chain.stockReceived.get(0))
+                    .isGreaterThan(1.0);
         }
     }
 
@@ -75,10 +85,12 @@ class RetryTests {
     void otherFailuresAreNotRetried() {
         Retry retry = Retry.builder(BudgetRules.DEFAULTS).build();
         int[] attempts = {0};
-        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class, () -> retry.blocking(() -> {
-            attempts[0]++;
-            throw Status.INTERNAL.asRuntimeException();
-        }));
+        StatusRuntimeException failed = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> retry.blocking(() -> {
+                    attempts[0]++;
+                    throw Status.INTERNAL.asRuntimeException();
+                }));
         assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
         assertThat(attempts[0]).isEqualTo(1);
     }
@@ -99,7 +111,8 @@ class RetryTests {
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
         scheduler.setRemoveOnCancelPolicy(true);
         try {
-            Retry retry = Retry.builder(BudgetRules.DEFAULTS).scheduler(scheduler).build();
+            Retry retry =
+                    Retry.builder(BudgetRules.DEFAULTS).scheduler(scheduler).build();
             AtomicInteger attempts = new AtomicInteger();
 
             ListenableFuture<String> outcome = retry.call(() -> {
@@ -140,8 +153,8 @@ class RetryTests {
         };
         Retry retry = Retry.builder(BudgetRules.DEFAULTS).listener(throwing).build();
 
-        ListenableFuture<String> outcome = retry.call(
-                () -> Futures.immediateFailedFuture(Status.UNAVAILABLE.asRuntimeException()));
+        ListenableFuture<String> outcome =
+                retry.call(() -> Futures.immediateFailedFuture(Status.UNAVAILABLE.asRuntimeException()));
 
         assertThat(outcome.isDone()).isTrue();
         assertThat(catchThrowableOfType(java.util.concurrent.ExecutionException.class, outcome::get))
@@ -156,6 +169,7 @@ class RetryTests {
 
         assertThat(outcome.isDone()).isTrue();
         assertThat(catchThrowableOfType(java.util.concurrent.ExecutionException.class, outcome::get))
-                .hasCauseInstanceOf(NullPointerException.class).hasMessageContaining("returned no future");
+                .hasCauseInstanceOf(NullPointerException.class)
+                .hasMessageContaining("returned no future");
     }
 }

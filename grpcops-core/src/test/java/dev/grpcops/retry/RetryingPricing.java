@@ -27,19 +27,25 @@ final class RetryingPricing extends PricingGrpc.PricingImplBase {
     @Override
     public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
         CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).build();
-        Futures.addCallback(retry.call(() -> stock.check(check)), new FutureCallback<>() {
-            @Override
-            public void onSuccess(CheckReply reply) {
-                responses.onNext(QuoteReply.newBuilder().setSku(reply.getSku()).setQty(reply.getQty()).build());
-                responses.onCompleted();
-            }
+        Futures.addCallback(
+                retry.call(() -> stock.check(check)),
+                new FutureCallback<>() {
+                    @Override
+                    public void onSuccess(CheckReply reply) {
+                        responses.onNext(QuoteReply.newBuilder()
+                                .setSku(reply.getSku())
+                                .setQty(reply.getQty())
+                                .build());
+                        responses.onCompleted();
+                    }
 
-            @Override
-            public void onFailure(Throwable failure) {
-                // Trailers (pushback included) go back up, as a server that passes on its backend's answer.
-                Metadata trailers = Status.trailersFromThrowable(failure);
-                responses.onError(Status.fromThrowable(failure).asRuntimeException(trailers));
-            }
-        }, MoreExecutors.directExecutor());
+                    @Override
+                    public void onFailure(Throwable failure) {
+                        // Trailers (pushback included) go back up, as a server that passes on its backend's answer.
+                        Metadata trailers = Status.trailersFromThrowable(failure);
+                        responses.onError(Status.fromThrowable(failure).asRuntimeException(trailers));
+                    }
+                },
+                MoreExecutors.directExecutor());
     }
 }

@@ -77,8 +77,12 @@ class WarmUpTests {
     void neverHasMoreCallsOutstandingThanItsConcurrency() throws Exception {
         start(new Answering(Duration.ofMillis(2)), false);
 
-        WarmUp.builder().call(WhoAmIGrpc.getWhoMethod(), WHO, 200).concurrency(3).build()
-                .run(channel).get(20, TimeUnit.SECONDS);
+        WarmUp.builder()
+                .call(WhoAmIGrpc.getWhoMethod(), WHO, 200)
+                .concurrency(3)
+                .build()
+                .run(channel)
+                .get(20, TimeUnit.SECONDS);
 
         assertThat(served.get("Who")).hasValue(200);
         assertThat(mostInFlight.get()).isBetween(1, 3);
@@ -91,7 +95,9 @@ class WarmUpTests {
         WarmUpResult result = WarmUp.builder()
                 .call(WhoAmIGrpc.getDrainMethod(), DRAIN, 20) // this server answers Drain with PERMISSION_DENIED
                 .call(WhoAmIGrpc.getWhoMethod(), WHO, 10)
-                .build().run(channel).get(20, TimeUnit.SECONDS);
+                .build()
+                .run(channel)
+                .get(20, TimeUnit.SECONDS);
 
         assertThat(result.statuses()).isEqualTo(Map.of(Status.Code.PERMISSION_DENIED, 20L, Status.Code.OK, 10L));
         assertThat(result.cutShort()).isFalse();
@@ -102,9 +108,14 @@ class WarmUpTests {
         start(new Answering(Duration.ofSeconds(60)), false); // never answers in time
 
         long start = System.nanoTime();
-        WarmUpResult result = WarmUp.builder().call(WhoAmIGrpc.getWhoMethod(), WHO, 1_000_000).concurrency(2)
-                .deadline(Duration.ofMillis(100)).timeLimit(Duration.ofMillis(300)).build()
-                .run(channel).get(20, TimeUnit.SECONDS);
+        WarmUpResult result = WarmUp.builder()
+                .call(WhoAmIGrpc.getWhoMethod(), WHO, 1_000_000)
+                .concurrency(2)
+                .deadline(Duration.ofMillis(100))
+                .timeLimit(Duration.ofMillis(300))
+                .build()
+                .run(channel)
+                .get(20, TimeUnit.SECONDS);
 
         assertThat(result.cutShort()).isTrue();
         assertThat(result.statuses()).containsOnlyKeys(Status.Code.DEADLINE_EXCEEDED);
@@ -116,9 +127,12 @@ class WarmUpTests {
     void aDirectExecutorChannelThatFailsAtOnceDoesNotRecurse() throws Exception {
         start(new Answering(Duration.ZERO), true);
 
-        WarmUpResult result = WarmUp.builder().call(HealthGrpc.getCheckMethod(),
-                        io.grpc.health.v1.HealthCheckRequest.getDefaultInstance(), 100_000).concurrency(8).build()
-                .run(channel).get(20, TimeUnit.SECONDS);
+        WarmUpResult result = WarmUp.builder()
+                .call(HealthGrpc.getCheckMethod(), io.grpc.health.v1.HealthCheckRequest.getDefaultInstance(), 100_000)
+                .concurrency(8)
+                .build()
+                .run(channel)
+                .get(20, TimeUnit.SECONDS);
 
         assertThat(result.statuses()).isEqualTo(Map.of(Status.Code.UNIMPLEMENTED, 100_000L));
     }
@@ -128,8 +142,11 @@ class WarmUpTests {
         start(new Answering(Duration.ZERO), false);
         channel.shutdownNow();
 
-        WarmUpResult result = WarmUp.builder().call(WhoAmIGrpc.getWhoMethod(), WHO, 1000).build()
-                .run(channel).get(20, TimeUnit.SECONDS);
+        WarmUpResult result = WarmUp.builder()
+                .call(WhoAmIGrpc.getWhoMethod(), WHO, 1000)
+                .build()
+                .run(channel)
+                .get(20, TimeUnit.SECONDS);
 
         assertThat(result.statuses()).isEqualTo(Map.of(Status.Code.UNAVAILABLE, 1000L));
         assertThat(served).isEmpty();
@@ -148,21 +165,24 @@ class WarmUpTests {
     @Test
     void rejectsWhatCannotBeAWarmUp() {
         MethodDescriptor<WhoRequest, WhoReply> streaming = WhoAmIGrpc.getWhoMethod().toBuilder()
-                .setType(MethodDescriptor.MethodType.SERVER_STREAMING).build();
+                .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
+                .build();
         assertThatThrownBy(() -> WarmUp.builder().call(streaming, WHO, 1))
                 .hasMessageContaining("grpcops.v1.WhoAmI/Who is not unary");
         assertThatThrownBy(() -> WarmUp.builder().call(WhoAmIGrpc.getWhoMethod(), WHO, -1))
                 .hasMessageContaining("count must not be negative");
-        assertThatThrownBy(() -> WarmUp.builder().concurrency(0)).hasMessageContaining("concurrency must be at least 1");
-        assertThatThrownBy(() -> WarmUp.builder().deadline(Duration.ZERO)).hasMessageContaining("deadline must be positive");
+        assertThatThrownBy(() -> WarmUp.builder().concurrency(0))
+                .hasMessageContaining("concurrency must be at least 1");
+        assertThatThrownBy(() -> WarmUp.builder().deadline(Duration.ZERO))
+                .hasMessageContaining("deadline must be positive");
         assertThatThrownBy(() -> WarmUp.builder().timeLimit(Duration.ofSeconds(-1)))
                 .hasMessageContaining("timeLimit must be positive");
     }
 
     private void start(Answering service, boolean direct) throws Exception {
         String name = InProcessServerBuilder.generateName();
-        InProcessServerBuilder builder = InProcessServerBuilder.forName(name)
-                .addService(ServerInterceptors.intercept(service, new Observing()));
+        InProcessServerBuilder builder =
+                InProcessServerBuilder.forName(name).addService(ServerInterceptors.intercept(service, new Observing()));
         InProcessChannelBuilder channelBuilder = InProcessChannelBuilder.forName(name);
         if (direct) {
             builder.directExecutor();
@@ -175,18 +195,21 @@ class WarmUpTests {
     /** Counts calls per method, their warm-up header, and how many are in flight at once. */
     private final class Observing implements ServerInterceptor {
         @Override
-        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                ServerCallHandler<ReqT, RespT> next) {
-            served.computeIfAbsent(call.getMethodDescriptor().getBareMethodName(), m -> new AtomicInteger()).incrementAndGet();
+        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+            served.computeIfAbsent(call.getMethodDescriptor().getBareMethodName(), m -> new AtomicInteger())
+                    .incrementAndGet();
             warmUpHeaders.add(String.valueOf(headers.get(WarmUp.HEADER)));
             mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            return next.startCall(new io.grpc.ForwardingServerCall.SimpleForwardingServerCall<>(call) {
-                @Override
-                public void close(Status status, Metadata trailers) {
-                    inFlight.decrementAndGet();
-                    super.close(status, trailers);
-                }
-            }, headers);
+            return next.startCall(
+                    new io.grpc.ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+                        @Override
+                        public void close(Status status, Metadata trailers) {
+                            inFlight.decrementAndGet();
+                            super.close(status, trailers);
+                        }
+                    },
+                    headers);
         }
     }
 

@@ -57,7 +57,8 @@ final class ApiConnection implements Interceptor {
         if ((code >= 200 && code < 300) || code == 101) {
             reached();
         } else if (code >= 400) {
-            failed(new KubernetesClientException("HTTP " + code + " from " + request.method() + " " + request.uri(), code, null));
+            failed(new KubernetesClientException(
+                    "HTTP " + code + " from " + request.method() + " " + request.uri(), code, null));
         }
     }
 
@@ -75,16 +76,22 @@ final class ApiConnection implements Interceptor {
         failures.incrementAndGet();
         if (down.compareAndSet(false, true)) {
             downSince = System.nanoTime();
-            log.warn("{}: the Kubernetes API failed ({}); the channel keeps its {} last known endpoint(s),"
-                    + " the watch retries with backoff (logged again when it is back)", target.text(),
-                    describe(target, cause), endpoints);
+            log.warn(
+                    "{}: the Kubernetes API failed ({}); the channel keeps its {} last known endpoint(s),"
+                            + " the watch retries with backoff (logged again when it is back)",
+                    target.text(),
+                    describe(target, cause),
+                    endpoints);
         }
     }
 
     private void reached() {
         if (down.compareAndSet(true, false)) {
-            log.info("{}: the Kubernetes API answers again after {} ms and {} failed attempt(s)", target.text(),
-                    (System.nanoTime() - downSince) / 1_000_000, failures.getAndSet(0));
+            log.info(
+                    "{}: the Kubernetes API answers again after {} ms and {} failed attempt(s)",
+                    target.text(),
+                    (System.nanoTime() - downSince) / 1_000_000,
+                    failures.getAndSet(0));
         } else {
             failures.set(0);
         }
@@ -99,7 +106,8 @@ final class ApiConnection implements Interceptor {
         if (t instanceof KubernetesClientException k8s) {
             if (k8s.getCode() == 403) {
                 return "forbidden: the pod's service account needs get/list/watch on endpointslices.discovery.k8s.io"
-                        + " in namespace '" + target.namespace() + "' (a Role and RoleBinding; see the grpcops-kubernetes README)";
+                        + " in namespace '" + target.namespace()
+                        + "' (a Role and RoleBinding; see the grpcops-kubernetes README)";
             }
             if (k8s.getCode() == 401) {
                 return "unauthorized: no valid service account token (automountServiceAccountToken: true?)";

@@ -30,11 +30,13 @@ final class KubernetesNameResolver extends NameResolver {
 
     /** The label the EndpointSlice controller puts on every slice of a Service. */
     static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
     private static final Logger log = LoggerFactory.getLogger(KubernetesNameResolver.class);
 
     private final String text;
     /** Null when the target is malformed; {@link #targetError} says why. */
     private final KubernetesTarget target;
+
     private final Status targetError;
     private final Function<Interceptor, KubernetesClient> clients;
     private final ResolverListener metrics;
@@ -47,6 +49,7 @@ final class KubernetesNameResolver extends NameResolver {
     private boolean hadAddresses;
     /** Written in the synchronization context; read by the offload thread too. */
     private volatile boolean shutdown;
+
     private final AtomicBoolean stopped = new AtomicBoolean();
 
     // Set by watch() and cleared by stopWatching(), both synchronized; read by publish().
@@ -54,8 +57,13 @@ final class KubernetesNameResolver extends NameResolver {
     private volatile SharedIndexInformer<EndpointSlice> informer;
     private volatile ApiConnection connection;
 
-    KubernetesNameResolver(String text, KubernetesTarget target, Status targetError, Args args,
-            Function<Interceptor, KubernetesClient> clients, ResolverListener metrics) {
+    KubernetesNameResolver(
+            String text,
+            KubernetesTarget target,
+            Status targetError,
+            Args args,
+            Function<Interceptor, KubernetesClient> clients,
+            ResolverListener metrics) {
         this.text = text;
         this.target = target;
         this.targetError = targetError;
@@ -82,8 +90,7 @@ final class KubernetesNameResolver extends NameResolver {
 
     /** Nothing to do: the watch delivers every change as it happens. */
     @Override
-    public void refresh() {
-    }
+    public void refresh() {}
 
     @Override
     public void shutdown() {
@@ -103,14 +110,18 @@ final class KubernetesNameResolver extends NameResolver {
         try {
             connection = new ApiConnection(target, metrics);
             client = clients.apply(connection);
-            SharedIndexInformer<EndpointSlice> informer = client.discovery().v1().endpointSlices()
-                    .inNamespace(target.namespace()).withLabel(SERVICE_NAME_LABEL, target.service())
+            SharedIndexInformer<EndpointSlice> informer = client.discovery()
+                    .v1()
+                    .endpointSlices()
+                    .inNamespace(target.namespace())
+                    .withLabel(SERVICE_NAME_LABEL, target.service())
                     .runnableInformer(0);
             // By default an informer whose first list fails gives up; this one keeps trying with
             // backoff, so that a permission or a Service added later is picked up.
             informer.exceptionHandler((started, cause) -> {
-                apiFailed(Status.UNAVAILABLE.withDescription("target '" + text + "': "
-                        + ApiConnection.describe(target, cause)).withCause(cause));
+                apiFailed(Status.UNAVAILABLE
+                        .withDescription("target '" + text + "': " + ApiConnection.describe(target, cause))
+                        .withCause(cause));
                 return true;
             });
             informer.addEventHandler(new ResourceEventHandler<>() {
@@ -146,8 +157,9 @@ final class KubernetesNameResolver extends NameResolver {
         } catch (RuntimeException e) {
             // Client configuration that cannot work (no API server address, unreadable certificates).
             log.warn("{}: cannot watch EndpointSlices", text, e);
-            apiFailed(Status.UNAVAILABLE.withDescription("target '" + text
-                    + "': cannot watch EndpointSlices: " + e.getMessage()).withCause(e));
+            apiFailed(Status.UNAVAILABLE
+                    .withDescription("target '" + text + "': cannot watch EndpointSlices: " + e.getMessage())
+                    .withCause(e));
         }
     }
 
@@ -186,7 +198,9 @@ final class KubernetesNameResolver extends NameResolver {
             hadAddresses = true;
             connection.endpoints(resolution.addresses().size());
             metrics.endpoints(text, resolution.addresses().size());
-            listener.onResult2(ResolutionResult.newBuilder().setAddresses(resolution.addresses()).build());
+            listener.onResult2(ResolutionResult.newBuilder()
+                    .setAddresses(resolution.addresses())
+                    .build());
         } else {
             metrics.endpoints(text, 0);
             listener.onError(resolution.error());

@@ -93,14 +93,25 @@ public final class KubernetesNameResolverProvider extends NameResolverProvider {
     private NameResolver resolver(String text, String authority, String path, NameResolver.Args args) {
         KubernetesTarget target;
         try {
-            target = KubernetesTarget.parse(text, authority, path,
+            target = KubernetesTarget.parse(
+                    text,
+                    authority,
+                    path,
                     () -> PodNamespace.of(PodNamespace.SERVICE_ACCOUNT_NAMESPACE, config().getNamespace()));
         } catch (IllegalArgumentException e) {
-            return new KubernetesNameResolver(text, null, Status.UNAVAILABLE.withDescription(e.getMessage()), args,
-                    this::client, listener);
+            return new KubernetesNameResolver(
+                    text, null, Status.UNAVAILABLE.withDescription(e.getMessage()), args, this::client, listener);
         } catch (RuntimeException e) {
-            return new KubernetesNameResolver(text, null, Status.UNAVAILABLE.withDescription("target '" + text
-                    + "': no Kubernetes client configuration: " + e.getMessage()).withCause(e), args, this::client, listener);
+            return new KubernetesNameResolver(
+                    text,
+                    null,
+                    Status.UNAVAILABLE
+                            .withDescription(
+                                    "target '" + text + "': no Kubernetes client configuration: " + e.getMessage())
+                            .withCause(e),
+                    args,
+                    this::client,
+                    listener);
         }
         return new KubernetesNameResolver(text, target, null, args, this::client, listener);
     }
@@ -114,8 +125,11 @@ public final class KubernetesNameResolverProvider extends NameResolverProvider {
     private KubernetesClient client(Interceptor interceptor) {
         Config base = config();
         Config own = new ConfigBuilder(base).withRequestRetryBackoffLimit(1).build();
-        return new KubernetesClientBuilder().withConfig(own).withHttpClientFactory(new JdkHttpClientFactory())
-                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("grpcops-api-connection", interceptor))
+        return new KubernetesClientBuilder()
+                .withConfig(own)
+                .withHttpClientFactory(new JdkHttpClientFactory())
+                .withHttpClientBuilderConsumer(
+                        builder -> builder.addOrReplaceInterceptor("grpcops-api-connection", interceptor))
                 .build();
     }
 

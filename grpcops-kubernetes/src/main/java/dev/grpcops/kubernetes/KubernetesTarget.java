@@ -34,10 +34,13 @@ record KubernetesTarget(String text, String service, String namespace, int portN
      * @param podNamespace the namespace to use when the target names none
      * @throws IllegalArgumentException saying what is wrong and what is expected
      */
-    static KubernetesTarget parse(String text, String authority, String path, java.util.function.Supplier<String> podNamespace) {
+    static KubernetesTarget parse(
+            String text, String authority, String path, java.util.function.Supplier<String> podNamespace) {
         if (authority != null && !authority.isEmpty()) {
-            throw bad(text, "names an authority ('" + authority + "'); the API server is the pod's own, so leave it"
-                    + " empty (three slashes)");
+            throw bad(
+                    text,
+                    "names an authority ('" + authority + "'); the API server is the pod's own, so leave it"
+                            + " empty (three slashes)");
         }
         if (path == null || path.length() <= 1 || !path.startsWith("/")) {
             throw bad(text, "names no Service");
@@ -56,8 +59,10 @@ record KubernetesTarget(String text, String service, String namespace, int portN
         }
         String service = labels[0];
         if (!SERVICE.matcher(service).matches()) {
-            throw bad(text, "'" + service + "' is not a valid Service name (lower-case letters, digits and '-',"
-                    + " starting with a letter, at most 63)");
+            throw bad(
+                    text,
+                    "'" + service + "' is not a valid Service name (lower-case letters, digits and '-',"
+                            + " starting with a letter, at most 63)");
         }
         String namespace = labels.length > 1 ? labels[1] : podNamespace.get();
         if (!NAMESPACE.matcher(namespace).matches()) {

@@ -16,8 +16,7 @@ final class PodNamespace {
     static final Path SERVICE_ACCOUNT_NAMESPACE = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
     private static final Logger log = LoggerFactory.getLogger(PodNamespace.class);
 
-    private PodNamespace() {
-    }
+    private PodNamespace() {}
 
     static String of(Path file, String configured) {
         try {
@@ -29,12 +28,16 @@ final class PodNamespace {
             // Not in a pod, or no service account mounted: fall through.
         }
         if (configured != null && !configured.isBlank()) {
-            log.info("kubernetes:///: targets without a namespace use '{}' from the client configuration ({} not readable)",
-                    configured, file);
+            log.info(
+                    "kubernetes:///: targets without a namespace use '{}' from the client configuration ({} not readable)",
+                    configured,
+                    file);
             return configured;
         }
-        log.warn("kubernetes:///: targets without a namespace use 'default': {} is not readable and the client"
-                + " configuration names none; write kubernetes:///<service>.<namespace>:<port>", file);
+        log.warn(
+                "kubernetes:///: targets without a namespace use 'default': {} is not readable and the client"
+                        + " configuration names none; write kubernetes:///<service>.<namespace>:<port>",
+                file);
         return "default";
     }
 }

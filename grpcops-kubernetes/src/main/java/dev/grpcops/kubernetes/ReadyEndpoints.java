@@ -21,8 +21,7 @@ import java.util.TreeSet;
 /** What a Service's EndpointSlices mean for a channel: its ready endpoints, or why there are none. */
 final class ReadyEndpoints {
 
-    private ReadyEndpoints() {
-    }
+    private ReadyEndpoints() {}
 
     /** Addresses for the load balancer, or an error; equal when the channel would see no difference. */
     record Resolution(List<EquivalentAddressGroup> addresses, Status error) {
@@ -37,7 +36,8 @@ final class ReadyEndpoints {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Resolution other && Objects.equals(addresses, other.addresses)
+            return o instanceof Resolution other
+                    && Objects.equals(addresses, other.addresses)
                     && Objects.equals(describe(error), describe(other.error));
         }
 
@@ -91,13 +91,15 @@ final class ReadyEndpoints {
                 if (addresses.isEmpty()) {
                     continue;
                 }
-                groups.putIfAbsent(String.join(",", endpoint.getAddresses()) + ":" + port, new EquivalentAddressGroup(addresses));
+                groups.putIfAbsent(
+                        String.join(",", endpoint.getAddresses()) + ":" + port, new EquivalentAddressGroup(addresses));
             }
         }
         if (!portFound) {
             return Resolution.failed(Status.UNAVAILABLE.withDescription("Service '" + target.service()
-                    + "' in namespace '" + target.namespace() + "' has no port " + (target.portName() != null
-                    ? "named '" + target.portName() + "'" : target.portNumber()) + " (its EndpointSlices have: "
+                    + "' in namespace '" + target.namespace() + "' has no port "
+                    + (target.portName() != null ? "named '" + target.portName() + "'" : target.portNumber())
+                    + " (its EndpointSlices have: "
                     + (ports.isEmpty() ? "none" : String.join(", ", ports)) + "), for target '" + target.text() + "'"));
         }
         if (groups.isEmpty()) {
@@ -122,13 +124,14 @@ final class ReadyEndpoints {
     private static Integer port(KubernetesTarget target, EndpointSlice slice, TreeSet<String> seen) {
         Integer found = null;
         for (EndpointPort port : slice.getPorts()) {
-            if (port.getPort() == null || (port.getProtocol() != null && !port.getProtocol().equals("TCP"))) {
+            if (port.getPort() == null
+                    || (port.getProtocol() != null && !port.getProtocol().equals("TCP"))) {
                 continue;
             }
             String name = port.getName() == null ? "" : port.getName();
             seen.add((name.isEmpty() ? "" : name + "=") + port.getPort());
-            boolean matches = target.portName() != null ? target.portName().equals(name)
-                    : target.portNumber() == port.getPort();
+            boolean matches =
+                    target.portName() != null ? target.portName().equals(name) : target.portNumber() == port.getPort();
             if (matches) {
                 found = port.getPort();
             }

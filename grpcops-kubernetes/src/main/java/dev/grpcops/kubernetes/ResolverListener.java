@@ -9,18 +9,14 @@ package dev.grpcops.kubernetes;
 public interface ResolverListener {
 
     /** Reports nothing. */
-    ResolverListener NONE = new ResolverListener() {
-    };
+    ResolverListener NONE = new ResolverListener() {};
 
     /** The ready endpoints handed to the channel changed: there are now {@code ready} of them. */
-    default void endpoints(String target, int ready) {
-    }
+    default void endpoints(String target, int ready) {}
 
     /** A list or watch request to the API server failed (every failed attempt, not once per outage). */
-    default void watchError(String target, Throwable cause) {
-    }
+    default void watchError(String target, Throwable cause) {}
 
     /** The resolver was shut down (its channel closed): forget the target. */
-    default void closed(String target) {
-    }
+    default void closed(String target) {}
 }

@@ -84,7 +84,8 @@ final class Backends implements AutoCloseable {
 
     /** The pod reports NOT_SERVING for WhoAmI, as one does while it drains. */
     void drain(String ip) {
-        health.get(ip).setStatus(WhoAmIGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+        health.get(ip)
+                .setStatus(WhoAmIGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
     }
 
     int calls(String ip) {

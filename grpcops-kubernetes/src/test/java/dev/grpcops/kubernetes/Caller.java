@@ -22,6 +22,7 @@ final class Caller implements AutoCloseable {
     final Map<String, Long> firstAnswerNanos = new ConcurrentHashMap<>();
     /** The failures, with the pods' call counts before them: what a failed assertion shows. */
     final java.util.Queue<String> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
     volatile StatusRuntimeException lastFailure;
 
     Caller(ManagedChannel channel) {
@@ -34,8 +35,10 @@ final class Caller implements AutoCloseable {
     private void run() {
         while (running) {
             try {
-                String pod = WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                        .who(WhoRequest.getDefaultInstance()).getPod();
+                String pod = WhoAmIGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .who(WhoRequest.getDefaultInstance())
+                        .getPod();
                 long now = System.nanoTime();
                 firstAnswerNanos.putIfAbsent(pod, now);
                 lastAnswerNanos.computeIfAbsent(pod, p -> new AtomicLong()).set(now);

@@ -52,13 +52,14 @@ final class HeadlessDnsStandIn extends NameResolverProvider {
             public void refresh() {
                 resolutions.incrementAndGet();
                 List<EquivalentAddressGroup> groups = ips.get().stream()
-                        .map(ip -> new EquivalentAddressGroup(new InetSocketAddress(ip, port))).toList();
-                listener.onResult2(ResolutionResult.newBuilder().setAddresses(groups).build());
+                        .map(ip -> new EquivalentAddressGroup(new InetSocketAddress(ip, port)))
+                        .toList();
+                listener.onResult2(
+                        ResolutionResult.newBuilder().setAddresses(groups).build());
             }
 
             @Override
-            public void shutdown() {
-            }
+            public void shutdown() {}
         };
     }
 

@@ -2,8 +2,8 @@ package dev.grpcops.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.NameResolverRegistry;
 import io.fabric8.kubernetes.client.Config;
+import io.grpc.NameResolverRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -22,15 +22,18 @@ class KubernetesNameResolverProviderTests {
     @Test
     void oneMadeWithAListenerReplacesTheServiceLoaderOneAndDnsStaysTheDefault() {
         NameResolverRegistry registry = NameResolverRegistry.getDefaultRegistry();
-        KubernetesNameResolverProvider configured = new KubernetesNameResolverProvider(Config::empty, ResolverListener.NONE);
+        KubernetesNameResolverProvider configured =
+                new KubernetesNameResolverProvider(Config::empty, ResolverListener.NONE);
         registry.register(configured);
         try {
-            assertThat(registry.getProviderForScheme(KubernetesNameResolverProvider.SCHEME)).isSameAs(configured);
+            assertThat(registry.getProviderForScheme(KubernetesNameResolverProvider.SCHEME))
+                    .isSameAs(configured);
             assertThat(registry.getDefaultScheme()).isEqualTo("dns");
         } finally {
             registry.deregister(configured);
         }
-        assertThat(registry.getProviderForScheme(KubernetesNameResolverProvider.SCHEME)).isNotSameAs(configured);
+        assertThat(registry.getProviderForScheme(KubernetesNameResolverProvider.SCHEME))
+                .isNotSameAs(configured);
     }
 
     @Test

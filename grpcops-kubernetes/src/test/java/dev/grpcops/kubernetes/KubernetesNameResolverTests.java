@@ -77,13 +77,16 @@ class KubernetesNameResolverTests {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), ready(C));
         await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(5)).until(() -> backends.calls(C) > 0);
         long firstCallMs = (System.nanoTime() - scaledUp) / 1_000_000;
-        System.out.printf("kubernetes:/// scale-up: first call on the new pod %d ms after the EndpointSlice changed%n", firstCallMs);
+        System.out.printf(
+                "kubernetes:/// scale-up: first call on the new pod %d ms after the EndpointSlice changed%n",
+                firstCallMs);
 
         int callsOnC = backends.calls(C);
         await().atMost(Duration.ofSeconds(5)).until(() -> backends.calls(C) > callsOnC + 20);
         assertThat(caller.failed).as("failed calls: %s", caller.failures).hasValue(0);
         // Spread on the same channel, not after a reconnect: one connection per pod, ever.
-        assertThat(Backends.IPS).allSatisfy(ip -> assertThat(backends.connections(ip)).as(ip).isEqualTo(1));
+        assertThat(Backends.IPS)
+                .allSatisfy(ip -> assertThat(backends.connections(ip)).as(ip).isEqualTo(1));
         assertThat(listener.endpoints).containsEntry(TARGET, 3);
     }
 
@@ -92,7 +95,8 @@ class KubernetesNameResolverTests {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), ready(C));
         ManagedChannel channel = channel(TARGET);
         Caller caller = caller(channel);
-        await().atMost(Duration.ofSeconds(10)).until(() -> Backends.IPS.stream().allMatch(ip -> backends.calls(ip) > 10));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> Backends.IPS.stream().allMatch(ip -> backends.calls(ip) > 10));
 
         long changed = System.nanoTime();
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), notReady(C));
@@ -130,8 +134,9 @@ class KubernetesNameResolverTests {
         long stopped = System.nanoTime();
         await().atMost(Duration.ofSeconds(10)).until(() -> listener.errors(TARGET) > 0);
         int ok = caller.ok.get();
-        await().atMost(Duration.ofSeconds(10)).until(() -> caller.ok.get() > ok + 200
-                && caller.lastAnswer(A) > stopped && caller.lastAnswer(B) > stopped);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        caller.ok.get() > ok + 200 && caller.lastAnswer(A) > stopped && caller.lastAnswer(B) > stopped);
         assertThat(caller.failed).as("failed calls: %s", caller.failures).hasValue(0);
         assertThat(listener.endpoints).containsEntry(TARGET, 2);
 
@@ -139,8 +144,11 @@ class KubernetesNameResolverTests {
         long restarted = System.nanoTime();
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), ready(C));
         // The watch is re-established with backoff (here from 200 ms, doubling): then the change arrives.
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() -> backends.calls(C) > 0);
-        System.out.printf("kubernetes:/// API server back: change seen %d ms after the restart, %d watch errors counted%n",
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> backends.calls(C) > 0);
+        System.out.printf(
+                "kubernetes:/// API server back: change seen %d ms after the restart, %d watch errors counted%n",
                 (System.nanoTime() - restarted) / 1_000_000, listener.errors(TARGET));
         assertThat(caller.failed).as("failed calls: %s", caller.failures).hasValue(0);
     }
@@ -155,22 +163,26 @@ class KubernetesNameResolverTests {
 
         Slices.service(api.admin(), "ghost", backends.port);
         Slices.put(api.admin(), "ghost", backends.port, ready(A));
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> who(channel).equals(A));
+        await().atMost(Duration.ofSeconds(10))
+                .ignoreExceptions()
+                .until(() -> who(channel).equals(A));
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "kubernetes:///             | names no Service",
-        "kubernetes:///who          | names no port",
-        "kubernetes:///who.grpcops: | names no port",
-        "kubernetes:///Who:grpc     | 'Who' is not a valid Service name",
-        "kubernetes:///who:99999    | port 99999 is not 1-65535",
-        "kubernetes:///who:-grpc-   | is neither a port number nor a valid port name",
-        "kubernetes:///who.a.b:grpc | is not <service> or <service>.<namespace>",
-        "kubernetes://api/who:grpc  | names an authority",
-        "kubernetes:///who:http     | Service 'who' in namespace 'grpcops' has no port named 'http' (its EndpointSlices have: grpc=",
-        "kubernetes:///who:50000    | has no port 50000",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "kubernetes:///             | names no Service",
+                "kubernetes:///who          | names no port",
+                "kubernetes:///who.grpcops: | names no port",
+                "kubernetes:///Who:grpc     | 'Who' is not a valid Service name",
+                "kubernetes:///who:99999    | port 99999 is not 1-65535",
+                "kubernetes:///who:-grpc-   | is neither a port number nor a valid port name",
+                "kubernetes:///who.a.b:grpc | is not <service> or <service>.<namespace>",
+                "kubernetes://api/who:grpc  | names an authority",
+                "kubernetes:///who:http     | Service 'who' in namespace 'grpcops' has no port named 'http' (its EndpointSlices have: grpc=",
+                "kubernetes:///who:50000    | has no port 50000",
+            })
     void aBadTargetFailsCallsSayingWhatIsWrong(String target, String message) {
         Slices.put(api.admin(), "who", backends.port, ready(A));
         ManagedChannel channel = channel(target);
@@ -184,9 +196,16 @@ class KubernetesNameResolverTests {
         MockApi forbidding = MockApi.answering(new Dispatcher() {
             @Override
             public MockResponse dispatch(RecordedRequest request) {
-                return new MockResponse().setResponseCode(403).setBody(Serialization.asJson(new StatusBuilder()
-                        .withStatus("Failure").withReason("Forbidden").withCode(403).withMessage("endpointslices.discovery.k8s.io"
-                                + " is forbidden: User \"system:serviceaccount:grpcops:default\" cannot list resource").build()));
+                return new MockResponse()
+                        .setResponseCode(403)
+                        .setBody(Serialization.asJson(new StatusBuilder()
+                                .withStatus("Failure")
+                                .withReason("Forbidden")
+                                .withCode(403)
+                                .withMessage(
+                                        "endpointslices.discovery.k8s.io"
+                                                + " is forbidden: User \"system:serviceaccount:grpcops:default\" cannot list resource")
+                                .build()));
             }
         });
         closing.add(forbidding);
@@ -236,14 +255,25 @@ class KubernetesNameResolverTests {
      */
     private static MockResponse httpWatch(KubernetesCrudDispatcher crud, RecordedRequest watch) {
         String list = watch.getPath().replace("watch=true", "watch=false");
-        MockResponse current = crud.dispatch(new RecordedRequest("GET " + list + " HTTP/1.1",
-                io.fabric8.mockwebserver.dsl.HttpMethod.GET, list, watch.getHeaders(), watch.getBody()));
+        MockResponse current = crud.dispatch(new RecordedRequest(
+                "GET " + list + " HTTP/1.1",
+                io.fabric8.mockwebserver.dsl.HttpMethod.GET,
+                list,
+                watch.getHeaders(),
+                watch.getBody()));
         StringBuilder events = new StringBuilder();
-        Serialization.unmarshal(current.getBody().readUtf8(), io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceList.class)
-                .getItems().forEach(slice -> events.append(Serialization.asJson(
-                        new io.fabric8.kubernetes.api.model.WatchEvent(slice, "ADDED"))).append('\n'));
-        return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
-                .setBodyDelay(Duration.ofMillis(100)).setBody(events.toString());
+        Serialization.unmarshal(
+                        current.getBody().readUtf8(),
+                        io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceList.class)
+                .getItems()
+                .forEach(slice -> events.append(
+                                Serialization.asJson(new io.fabric8.kubernetes.api.model.WatchEvent(slice, "ADDED")))
+                        .append('\n'));
+        return new MockResponse()
+                .setResponseCode(200)
+                .setHeader("Content-Type", "application/json")
+                .setBodyDelay(Duration.ofMillis(100))
+                .setBody(events.toString());
     }
 
     @Test
@@ -280,8 +310,11 @@ class KubernetesNameResolverTests {
 
     @SuppressWarnings("deprecation") // nameResolverFactory: this channel alone gets the provider under test
     private ManagedChannel channel(String target, KubernetesNameResolverProvider provider) {
-        ManagedChannel channel = NettyChannelBuilder.forTarget(target).nameResolverFactory(provider).usePlaintext()
-                .defaultServiceConfig(ServiceConfigs.healthCheckedRoundRobin(WhoAmIGrpc.SERVICE_NAME)).build();
+        ManagedChannel channel = NettyChannelBuilder.forTarget(target)
+                .nameResolverFactory(provider)
+                .usePlaintext()
+                .defaultServiceConfig(ServiceConfigs.healthCheckedRoundRobin(WhoAmIGrpc.SERVICE_NAME))
+                .build();
         closing.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
         return channel;
     }
@@ -293,7 +326,9 @@ class KubernetesNameResolverTests {
     }
 
     private static String who(ManagedChannel channel) {
-        return WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                .who(WhoRequest.getDefaultInstance()).getPod();
+        return WhoAmIGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .who(WhoRequest.getDefaultInstance())
+                .getPod();
     }
 }

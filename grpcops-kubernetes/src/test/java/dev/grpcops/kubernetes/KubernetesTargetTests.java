@@ -44,20 +44,24 @@ class KubernetesTargetTests {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "/                  | names no Service",
-        "/pricing           | names no port",
-        "/pricing:0         | port 0 is not 1-65535",
-        "/pricing:123456789012 | port 123456789012 is not 1-65535",
-        "/pricing_x:grpc    | 'pricing_x' is not a valid Service name",
-        "/1pricing:grpc     | '1pricing' is not a valid Service name",
-        "/pricing.Grpcops:1 | 'Grpcops' is not a valid namespace name",
-        "/pricing.:1        | '' is not a valid namespace name",
-        "/pricing:GRPC      | 'GRPC' is neither a port number nor a valid port name",
-        "/pricing:a-very-long-port-name | is neither a port number nor a valid port name",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "/                  | names no Service",
+                "/pricing           | names no port",
+                "/pricing:0         | port 0 is not 1-65535",
+                "/pricing:123456789012 | port 123456789012 is not 1-65535",
+                "/pricing_x:grpc    | 'pricing_x' is not a valid Service name",
+                "/1pricing:grpc     | '1pricing' is not a valid Service name",
+                "/pricing.Grpcops:1 | 'Grpcops' is not a valid namespace name",
+                "/pricing.:1        | '' is not a valid namespace name",
+                "/pricing:GRPC      | 'GRPC' is neither a port number nor a valid port name",
+                "/pricing:a-very-long-port-name | is neither a port number nor a valid port name",
+            })
     void aBadTargetIsRefusedSayingWhyAndWhatIsExpected(String path, String message) {
-        assertThatIllegalArgumentException().isThrownBy(() -> parse(path))
-                .withMessageContaining(message).withMessageContaining(KubernetesTarget.FORM);
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> parse(path))
+                .withMessageContaining(message)
+                .withMessageContaining(KubernetesTarget.FORM);
     }
 }

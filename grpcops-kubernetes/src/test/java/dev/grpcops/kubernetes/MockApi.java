@@ -48,9 +48,13 @@ final class MockApi implements AutoCloseable {
 
     /** What the resolver is given: this server, plain HTTP, a quick first reconnect. */
     Config config() {
-        return new ConfigBuilder(Config.empty()).withMasterUrl("http://127.0.0.1:" + port).withNamespace(NAMESPACE)
-                .withWatchReconnectInterval(200).withConnectionTimeout(2000)
-                .withRequestTimeout(5000).build();
+        return new ConfigBuilder(Config.empty())
+                .withMasterUrl("http://127.0.0.1:" + port)
+                .withNamespace(NAMESPACE)
+                .withWatchReconnectInterval(200)
+                .withConnectionTimeout(2000)
+                .withRequestTimeout(5000)
+                .build();
     }
 
     synchronized void stop() {

@@ -38,9 +38,10 @@ class ScaleUpComparisonTests {
             dns.add(dnsTrial());
             kubernetes.add(kubernetesTrial());
         }
-        System.out.printf("new pod's first call after scale-up, %d trials: dns:/// + %d ms max connection age: %s ms"
-                + " (median %d); kubernetes:///: %s ms (median %d)%n", TRIALS, CONNECTION_AGE.toMillis(), dns,
-                median(dns), kubernetes, median(kubernetes));
+        System.out.printf(
+                "new pod's first call after scale-up, %d trials: dns:/// + %d ms max connection age: %s ms"
+                        + " (median %d); kubernetes:///: %s ms (median %d)%n",
+                TRIALS, CONNECTION_AGE.toMillis(), dns, median(dns), kubernetes, median(kubernetes));
         assertThat(kubernetes).allSatisfy(ms -> assertThat(ms).isLessThan(1000));
         // DNS waits for a connection to reach its age: bounded by the age (plus gRPC's 10 % jitter).
         assertThat(dns).allSatisfy(ms -> assertThat(ms).isLessThan(CONNECTION_AGE.toMillis() * 3));
@@ -54,10 +55,15 @@ class ScaleUpComparisonTests {
     }
 
     private long kubernetesTrial() throws Exception {
-        try (MockApi api = MockApi.crud(); Backends backends = new Backends(null)) {
+        try (MockApi api = MockApi.crud();
+                Backends backends = new Backends(null)) {
             Slices.put(api.admin(), "who", backends.port, ready(A), ready(B));
-            KubernetesNameResolverProvider provider = new KubernetesNameResolverProvider(api::config, ResolverListener.NONE, 4);
-            return measure(backends, provider, "kubernetes:///who.grpcops:grpc",
+            KubernetesNameResolverProvider provider =
+                    new KubernetesNameResolverProvider(api::config, ResolverListener.NONE, 4);
+            return measure(
+                    backends,
+                    provider,
+                    "kubernetes:///who.grpcops:grpc",
                     () -> Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), ready(C)));
         }
     }
@@ -66,13 +72,17 @@ class ScaleUpComparisonTests {
     @SuppressWarnings("deprecation") // nameResolverFactory: this channel alone gets the provider under test
     private static long measure(Backends backends, NameResolver.Factory resolver, String target, Runnable scaleUp)
             throws Exception {
-        ManagedChannel channel = NettyChannelBuilder.forTarget(target).nameResolverFactory(resolver).usePlaintext()
-                .defaultServiceConfig(ServiceConfigs.roundRobin()).build();
+        ManagedChannel channel = NettyChannelBuilder.forTarget(target)
+                .nameResolverFactory(resolver)
+                .usePlaintext()
+                .defaultServiceConfig(ServiceConfigs.roundRobin())
+                .build();
         try (Caller caller = new Caller(channel)) {
             await().atMost(Duration.ofSeconds(10)).until(() -> backends.calls(A) > 0 && backends.calls(B) > 0);
             long start = System.nanoTime();
             scaleUp.run();
-            await().atMost(CONNECTION_AGE.multipliedBy(5)).pollInterval(Duration.ofMillis(2))
+            await().atMost(CONNECTION_AGE.multipliedBy(5))
+                    .pollInterval(Duration.ofMillis(2))
                     .until(() -> caller.firstAnswerNanos.containsKey(C));
             assertThat(caller.failed).hasValue(0);
             return (caller.firstAnswerNanos.get(C) - start) / 1_000_000;

@@ -36,6 +36,5 @@ public final class GrpcopsInterceptorOrder {
     /** Client: innermost, the deadline handed down and the attempt number go onto the attempt's span (when traced). */
     public static final int TRACE_ATTEMPT_TAGS = InterceptorOrder.ORDER_TRACING_METRICS + 80;
 
-    private GrpcopsInterceptorOrder() {
-    }
+    private GrpcopsInterceptorOrder() {}
 }

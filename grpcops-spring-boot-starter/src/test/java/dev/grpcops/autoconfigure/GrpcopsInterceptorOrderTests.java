@@ -33,10 +33,10 @@ import org.springframework.core.annotation.Order;
 @Timeout(30)
 class GrpcopsInterceptorOrderTests {
 
-    private static final Set<String> SERVER_CONSTANTS = Set.of("TRACE_CONTEXT", "BUDGET", "ADMISSION", "TRACE_TAGS",
-            "FAULTS", "IN_FLIGHT", "ADMIN_AUTHORIZATION");
-    private static final Set<String> CLIENT_CONSTANTS = Set.of("TRACE_PARENT", "RETRY_ATTEMPTS", "BUDGET_CLIENT",
-            "CALLER_FORWARDING", "TRACE_ATTEMPT_TAGS");
+    private static final Set<String> SERVER_CONSTANTS =
+            Set.of("TRACE_CONTEXT", "BUDGET", "ADMISSION", "TRACE_TAGS", "FAULTS", "IN_FLIGHT", "ADMIN_AUTHORIZATION");
+    private static final Set<String> CLIENT_CONSTANTS =
+            Set.of("TRACE_PARENT", "RETRY_ATTEMPTS", "BUDGET_CLIENT", "CALLER_FORWARDING", "TRACE_ATTEMPT_TAGS");
 
     /** GrpcopsInterceptorOrder's public int constants, by name. */
     private static Map<String, Integer> constants() throws IllegalAccessException {
@@ -53,8 +53,10 @@ class GrpcopsInterceptorOrderTests {
     /** The @Order of net.devh's bean method {@code method} in its auto-configuration {@code type}. */
     private static int netDevhOrder(String type, String method) throws ClassNotFoundException {
         Class<?> configuration = Class.forName(type);
-        Method bean = Arrays.stream(configuration.getDeclaredMethods()).filter(m -> m.getName().equals(method))
-                .findFirst().orElseThrow(() -> new AssertionError(type + " has no bean method " + method));
+        Method bean = Arrays.stream(configuration.getDeclaredMethods())
+                .filter(m -> m.getName().equals(method))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(type + " has no bean method " + method));
         Order order = bean.getAnnotation(Order.class);
         assertThat(order).as("net.devh's %s.%s has an @Order", type, method).isNotNull();
         return order.value();
@@ -75,18 +77,29 @@ class GrpcopsInterceptorOrderTests {
      */
     @Test
     void serverInterceptorsRunInTheOrderTheDesignRequires() throws Exception {
-        int metrics = netDevhOrder("net.devh.boot.grpc.server.autoconfigure.GrpcServerMetricAutoConfiguration",
+        int metrics = netDevhOrder(
+                "net.devh.boot.grpc.server.autoconfigure.GrpcServerMetricAutoConfiguration",
                 "metricCollectingServerInterceptor");
-        int tracing = netDevhOrder("net.devh.boot.grpc.server.autoconfigure.GrpcServerMicrometerTraceAutoConfiguration",
+        int tracing = netDevhOrder(
+                "net.devh.boot.grpc.server.autoconfigure.GrpcServerMicrometerTraceAutoConfiguration",
                 "globalObservationGrpcServerInterceptorConfigurer");
         assertThat(metrics).isEqualTo(InterceptorOrder.ORDER_TRACING_METRICS);
 
-        List<Integer> outermostFirst = List.of(metrics, tracing, GrpcopsInterceptorOrder.TRACE_CONTEXT,
-                GrpcopsInterceptorOrder.BUDGET, GrpcopsInterceptorOrder.ADMISSION, GrpcopsInterceptorOrder.TRACE_TAGS,
-                GrpcopsInterceptorOrder.FAULTS, GrpcopsInterceptorOrder.IN_FLIGHT);
-        assertThat(outermostFirst).as("metrics, tracing, TRACE_CONTEXT, BUDGET, ADMISSION, TRACE_TAGS, FAULTS, IN_FLIGHT")
-                .isSortedAccordingTo(Integer::compare).doesNotHaveDuplicates();
-        assertThat(GrpcopsInterceptorOrder.ADMIN_AUTHORIZATION).isEqualTo(InterceptorOrder.ORDER_SECURITY_AUTHORISATION);
+        List<Integer> outermostFirst = List.of(
+                metrics,
+                tracing,
+                GrpcopsInterceptorOrder.TRACE_CONTEXT,
+                GrpcopsInterceptorOrder.BUDGET,
+                GrpcopsInterceptorOrder.ADMISSION,
+                GrpcopsInterceptorOrder.TRACE_TAGS,
+                GrpcopsInterceptorOrder.FAULTS,
+                GrpcopsInterceptorOrder.IN_FLIGHT);
+        assertThat(outermostFirst)
+                .as("metrics, tracing, TRACE_CONTEXT, BUDGET, ADMISSION, TRACE_TAGS, FAULTS, IN_FLIGHT")
+                .isSortedAccordingTo(Integer::compare)
+                .doesNotHaveDuplicates();
+        assertThat(GrpcopsInterceptorOrder.ADMIN_AUTHORIZATION)
+                .isEqualTo(InterceptorOrder.ORDER_SECURITY_AUTHORISATION);
     }
 
     /**
@@ -95,22 +108,30 @@ class GrpcopsInterceptorOrderTests {
      */
     @Test
     void clientInterceptorsRunInTheOrderTheDesignRequires() throws Exception {
-        int metrics = netDevhOrder("net.devh.boot.grpc.client.autoconfigure.GrpcClientMetricAutoConfiguration",
+        int metrics = netDevhOrder(
+                "net.devh.boot.grpc.client.autoconfigure.GrpcClientMetricAutoConfiguration",
                 "metricCollectingClientInterceptor");
-        int tracing = netDevhOrder("net.devh.boot.grpc.client.autoconfigure.GrpcClientMicrometerTraceAutoConfiguration",
+        int tracing = netDevhOrder(
+                "net.devh.boot.grpc.client.autoconfigure.GrpcClientMicrometerTraceAutoConfiguration",
                 "globalObservationClientInterceptorConfigurer");
 
-        List<Integer> outermostFirst = List.of(GrpcopsInterceptorOrder.TRACE_PARENT, metrics, tracing,
-                GrpcopsInterceptorOrder.RETRY_ATTEMPTS, GrpcopsInterceptorOrder.BUDGET_CLIENT,
-                GrpcopsInterceptorOrder.CALLER_FORWARDING, GrpcopsInterceptorOrder.TRACE_ATTEMPT_TAGS);
+        List<Integer> outermostFirst = List.of(
+                GrpcopsInterceptorOrder.TRACE_PARENT,
+                metrics,
+                tracing,
+                GrpcopsInterceptorOrder.RETRY_ATTEMPTS,
+                GrpcopsInterceptorOrder.BUDGET_CLIENT,
+                GrpcopsInterceptorOrder.CALLER_FORWARDING,
+                GrpcopsInterceptorOrder.TRACE_ATTEMPT_TAGS);
         assertThat(outermostFirst)
-                .as("TRACE_PARENT, metrics, tracing, RETRY_ATTEMPTS, BUDGET_CLIENT, CALLER_FORWARDING, TRACE_ATTEMPT_TAGS")
-                .isSortedAccordingTo(Integer::compare).doesNotHaveDuplicates();
+                .as(
+                        "TRACE_PARENT, metrics, tracing, RETRY_ATTEMPTS, BUDGET_CLIENT, CALLER_FORWARDING, TRACE_ATTEMPT_TAGS")
+                .isSortedAccordingTo(Integer::compare)
+                .doesNotHaveDuplicates();
     }
 
     /** A global interceptor bean method found in an auto-configuration. */
-    private record InterceptorBean(String where, boolean server, Integer order) {
-    }
+    private record InterceptorBean(String where, boolean server, Integer order) {}
 
     private static void collect(Class<?> type, List<InterceptorBean> found) {
         for (Method method : type.getDeclaredMethods()) {
@@ -120,8 +141,12 @@ class GrpcopsInterceptorOrderTests {
                 continue;
             }
             String where = type.getName() + "." + method.getName();
-            assertThat(AnnotatedElementUtils.hasAnnotation(method, Bean.class)).as(where + " is a @Bean").isTrue();
-            assertThat(server && client).as(where + " is a server or a client interceptor, not both").isFalse();
+            assertThat(AnnotatedElementUtils.hasAnnotation(method, Bean.class))
+                    .as(where + " is a @Bean")
+                    .isTrue();
+            assertThat(server && client)
+                    .as(where + " is a server or a client interceptor, not both")
+                    .isFalse();
             Order order = AnnotatedElementUtils.findMergedAnnotation(method, Order.class);
             found.add(new InterceptorBean(where, server, order == null ? null : order.value()));
         }
@@ -133,12 +158,14 @@ class GrpcopsInterceptorOrderTests {
     @Test
     void everyGlobalInterceptorOfTheAutoConfigurationsIsPlacedByAConstant() throws Exception {
         List<String> autoConfigurations = new ArrayList<>();
-        ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader()).forEach(name -> {
-            if (name.startsWith("dev.grpcops.")) {
-                autoConfigurations.add(name);
-            }
-        });
-        assertThat(autoConfigurations).as("the starter's AutoConfiguration.imports")
+        ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader())
+                .forEach(name -> {
+                    if (name.startsWith("dev.grpcops.")) {
+                        autoConfigurations.add(name);
+                    }
+                });
+        assertThat(autoConfigurations)
+                .as("the starter's AutoConfiguration.imports")
                 .contains("dev.grpcops.autoconfigure.admission.AdmissionAutoConfiguration");
 
         List<InterceptorBean> beans = new ArrayList<>();
@@ -146,18 +173,24 @@ class GrpcopsInterceptorOrderTests {
             collect(Class.forName(name), beans);
         }
         Map<String, Integer> constants = constants();
-        Set<Integer> serverOrders = constants.entrySet().stream().filter(e -> SERVER_CONSTANTS.contains(e.getKey()))
-                .map(Map.Entry::getValue).collect(Collectors.toSet());
-        Set<Integer> clientOrders = constants.entrySet().stream().filter(e -> CLIENT_CONSTANTS.contains(e.getKey()))
-                .map(Map.Entry::getValue).collect(Collectors.toSet());
+        Set<Integer> serverOrders = constants.entrySet().stream()
+                .filter(e -> SERVER_CONSTANTS.contains(e.getKey()))
+                .map(Map.Entry::getValue)
+                .collect(Collectors.toSet());
+        Set<Integer> clientOrders = constants.entrySet().stream()
+                .filter(e -> CLIENT_CONSTANTS.contains(e.getKey()))
+                .map(Map.Entry::getValue)
+                .collect(Collectors.toSet());
 
         assertThat(beans).as("global interceptor beans found").hasSizeGreaterThanOrEqualTo(10);
         assertThat(beans).allSatisfy(bean -> {
             assertThat(bean.order()).as(bean.where() + " has @Order").isNotNull();
-            assertThat(constants.values()).as(bean.where() + "'s @Order is one of GrpcopsInterceptorOrder's constants")
+            assertThat(constants.values())
+                    .as(bean.where() + "'s @Order is one of GrpcopsInterceptorOrder's constants")
                     .contains(bean.order());
             assertThat(bean.server() ? serverOrders : clientOrders)
-                    .as(bean.where() + "'s @Order is one of the " + (bean.server() ? "server" : "client") + " constants")
+                    .as(bean.where() + "'s @Order is one of the " + (bean.server() ? "server" : "client")
+                            + " constants")
                     .contains(bean.order());
         });
         // And no constant is left without the interceptor it places.

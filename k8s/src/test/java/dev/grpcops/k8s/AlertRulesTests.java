@@ -29,15 +29,18 @@ class AlertRulesTests {
 
     @Test
     void prometheusInComposeLoadsTheRules() throws Exception {
-        assertThat(promtool("check", "config", "prometheus.yml")).contains("1 rule files found")
-                .contains("alerts.yml").doesNotContain("FAILED");
+        assertThat(promtool("check", "config", "prometheus.yml"))
+                .contains("1 rule files found")
+                .contains("alerts.yml")
+                .doesNotContain("FAILED");
         assertThat(Files.readString(DEPLOY.resolveSibling("docker-compose.yml")))
                 .contains("./deploy/alerts.yml:/etc/grpcops/alerts.yml:ro");
     }
 
     private static String promtool(String... args) throws IOException, InterruptedException {
         boolean present = Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
-                .filter(p -> !p.isBlank()).anyMatch(p -> Files.isExecutable(Path.of(p, "promtool")));
+                .filter(p -> !p.isBlank())
+                .anyMatch(p -> Files.isExecutable(Path.of(p, "promtool")));
         if (!present && "true".equalsIgnoreCase(System.getenv("CI"))) {
             throw new IllegalStateException("promtool is missing, and CI=true: scripts/install-deps.sh installs it"
                     + " (Debian package prometheus)");
@@ -48,14 +51,19 @@ class AlertRulesTests {
             String[] command = new String[args.length + 1];
             command[0] = "promtool";
             System.arraycopy(args, 0, command, 1, args.length);
-            Process process = new ProcessBuilder(command).directory(DEPLOY.toFile()).redirectErrorStream(true)
-                    .redirectOutput(output.toFile()).start();
+            Process process = new ProcessBuilder(command)
+                    .directory(DEPLOY.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(output.toFile())
+                    .start();
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
                 throw new IllegalStateException("promtool " + String.join(" ", args) + " did not finish within 60 s");
             }
             String text = Files.readString(output, StandardCharsets.UTF_8);
-            assertThat(process.exitValue()).as("promtool " + String.join(" ", args) + ":\n" + text).isZero();
+            assertThat(process.exitValue())
+                    .as("promtool " + String.join(" ", args) + ":\n" + text)
+                    .isZero();
             return text;
         } finally {
             Files.deleteIfExists(output);

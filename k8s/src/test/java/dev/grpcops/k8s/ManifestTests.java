@@ -3,8 +3,8 @@ package dev.grpcops.k8s;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.autoconfigure.admin.AdminProperties;
-import dev.grpcops.autoconfigure.server.MaxConnectionAgeEnvironment;
 import dev.grpcops.autoconfigure.drain.ShutdownProperties;
+import dev.grpcops.autoconfigure.server.MaxConnectionAgeEnvironment;
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -60,7 +60,9 @@ class ManifestTests {
         List<HasMetadata> objects = Manifests.parse(Manifests.read(file));
         assertThat(objects).isNotEmpty();
         for (HasMetadata object : objects) {
-            assertThat(UnknownFields.in(object)).as(file + ": " + object.getKind() + " " + object.getMetadata().getName())
+            assertThat(UnknownFields.in(object))
+                    .as(file + ": " + object.getKind() + " "
+                            + object.getMetadata().getName())
                     .isEmpty();
         }
     }
@@ -71,10 +73,14 @@ class ManifestTests {
         List<HasMetadata> objects = Manifests.render(dir);
         assertThat(objects).extracting(HasMetadata::getKind).contains("Namespace", "Deployment", "Service");
         for (HasMetadata object : objects) {
-            assertThat(UnknownFields.in(object)).as(dir + ": " + object.getKind() + " " + object.getMetadata().getName())
+            assertThat(UnknownFields.in(object))
+                    .as(dir + ": " + object.getKind() + " "
+                            + object.getMetadata().getName())
                     .isEmpty();
             if (!object.getKind().equals("Namespace")) {
-                assertThat(object.getMetadata().getNamespace()).as(object.getMetadata().getName()).isEqualTo("grpcops");
+                assertThat(object.getMetadata().getNamespace())
+                        .as(object.getMetadata().getName())
+                        .isEqualTo("grpcops");
             }
         }
     }
@@ -85,11 +91,13 @@ class ManifestTests {
         for (Deployment deployment : serviceDeployments(dir)) {
             ServiceModule service = ServiceModule.of(app(deployment));
             Container container = container(deployment);
-            assertThat(container.getReadinessProbe().getGrpc().getService()).as(service.app + " readiness")
+            assertThat(container.getReadinessProbe().getGrpc().getService())
+                    .as(service.app + " readiness")
                     .isEqualTo(service.grpcService);
             assertThat(container.getReadinessProbe().getGrpc().getPort()).isEqualTo(service.grpcPort());
             // Naming the service in liveness would restart a drained pod.
-            assertThat(container.getLivenessProbe().getGrpc().getService()).as(service.app + " liveness")
+            assertThat(container.getLivenessProbe().getGrpc().getService())
+                    .as(service.app + " liveness")
                     .isNullOrEmpty();
             assertThat(container.getLivenessProbe().getGrpc().getPort()).isEqualTo(service.grpcPort());
         }
@@ -102,7 +110,9 @@ class ManifestTests {
             ServiceModule service = ServiceModule.of(app(deployment));
             Map<String, Integer> ports = container(deployment).getPorts().stream()
                     .collect(Collectors.toMap(ContainerPort::getName, ContainerPort::getContainerPort));
-            assertThat(ports).as(service.app).containsEntry("grpc", service.grpcPort())
+            assertThat(ports)
+                    .as(service.app)
+                    .containsEntry("grpc", service.grpcPort())
                     .containsEntry("http", service.managementPort());
             assertThat(deployment.getSpec().getTemplate().getMetadata().getAnnotations())
                     .containsEntry("prometheus.io/port", String.valueOf(service.managementPort()))
@@ -121,27 +131,37 @@ class ManifestTests {
         }
         for (Service service : of(objects, Service.class)) {
             Map<String, String> selector = service.getSpec().getSelector();
-            assertThat(deployments).as("pods selected by Service " + service.getMetadata().getName())
-                    .anySatisfy(d -> assertThat(d.getSpec().getTemplate().getMetadata().getLabels())
+            assertThat(deployments)
+                    .as("pods selected by Service " + service.getMetadata().getName())
+                    .anySatisfy(d -> assertThat(
+                                    d.getSpec().getTemplate().getMetadata().getLabels())
                             .containsAllEntriesOf(selector));
         }
         for (PodDisruptionBudget budget : of(objects, PodDisruptionBudget.class)) {
-            assertThat(deployments).anySatisfy(d -> assertThat(d.getSpec().getTemplate().getMetadata().getLabels())
-                    .containsAllEntriesOf(budget.getSpec().getSelector().getMatchLabels()));
+            assertThat(deployments)
+                    .anySatisfy(d -> assertThat(
+                                    d.getSpec().getTemplate().getMetadata().getLabels())
+                            .containsAllEntriesOf(budget.getSpec().getSelector().getMatchLabels()));
         }
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"overlays/lab", "overlays/prod"})
     void everyEnvironmentVariableIsOneTheCodeReads(String dir) {
-        String adminToken = AdminProperties.class.getAnnotation(ConfigurationProperties.class).value()
-                .replace('.', '_').toUpperCase() + "_TOKEN";
+        String adminToken = AdminProperties.class
+                        .getAnnotation(ConfigurationProperties.class)
+                        .value()
+                        .replace('.', '_')
+                        .toUpperCase()
+                + "_TOKEN";
         for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
             Set<String> read = new HashSet<>(Set.of(MaxConnectionAgeEnvironment.VARIABLE, adminToken));
             if (!app(deployment).equals("client")) {
                 read.addAll(ServiceModule.of(app(deployment)).placeholderVariables());
             }
-            assertThat(container(deployment).getEnv()).extracting(EnvVar::getName).as(app(deployment))
+            assertThat(container(deployment).getEnv())
+                    .extracting(EnvVar::getName)
+                    .as(app(deployment))
                     .isSubsetOf(read);
         }
     }
@@ -150,10 +170,15 @@ class ManifestTests {
     @ParameterizedTest
     @ValueSource(strings = {"overlays/lab", "overlays/prod"})
     void adminTokenReachesOnlyWhoAmIAndTheClient(String dir) {
-        String adminToken = AdminProperties.class.getAnnotation(ConfigurationProperties.class).value()
-                .replace('.', '_').toUpperCase() + "_TOKEN";
+        String adminToken = AdminProperties.class
+                        .getAnnotation(ConfigurationProperties.class)
+                        .value()
+                        .replace('.', '_')
+                        .toUpperCase()
+                + "_TOKEN";
         for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
-            List<String> env = container(deployment).getEnv().stream().map(EnvVar::getName).toList();
+            List<String> env =
+                    container(deployment).getEnv().stream().map(EnvVar::getName).toList();
             if (Set.of("whoami", "client").contains(app(deployment))) {
                 assertThat(env).as(app(deployment)).contains(adminToken);
             } else {
@@ -169,11 +194,17 @@ class ManifestTests {
         List<HasMetadata> objects = Manifests.render(dir);
         assertThat(objects).extracting(HasMetadata::getKind).doesNotContain("Secret");
         for (Deployment deployment : of(objects, Deployment.class)) {
-            container(deployment).getEnv().stream().filter(e -> e.getName().endsWith("_TOKEN")).forEach(env -> {
-                assertThat(env.getValue()).as(app(deployment) + " " + env.getName()).isNull();
-                assertThat(env.getValueFrom().getSecretKeyRef().getName()).isEqualTo("grpcops-admin");
-                assertThat(env.getValueFrom().getSecretKeyRef().getKey()).isEqualTo(env.getName());
-            });
+            container(deployment).getEnv().stream()
+                    .filter(e -> e.getName().endsWith("_TOKEN"))
+                    .forEach(env -> {
+                        assertThat(env.getValue())
+                                .as(app(deployment) + " " + env.getName())
+                                .isNull();
+                        assertThat(env.getValueFrom().getSecretKeyRef().getName())
+                                .isEqualTo("grpcops-admin");
+                        assertThat(env.getValueFrom().getSecretKeyRef().getKey())
+                                .isEqualTo(env.getName());
+                    });
         }
     }
 
@@ -182,12 +213,15 @@ class ManifestTests {
     @ValueSource(strings = {"overlays/lab", "overlays/prod"})
     void noServiceExposesTheManagementPort(String dir) {
         Set<Integer> managementPorts = serviceDeployments(dir).stream()
-                .map(d -> ServiceModule.of(app(d)).managementPort()).collect(Collectors.toSet());
+                .map(d -> ServiceModule.of(app(d)).managementPort())
+                .collect(Collectors.toSet());
         for (Service service : of(Manifests.render(dir), Service.class)) {
-            assertThat(service.getSpec().getPorts()).as(service.getMetadata().getName()).allSatisfy(port -> {
-                assertThat(port.getPort()).isNotIn(managementPorts);
-                assertThat(port.getTargetPort().getStrVal()).isNotEqualTo("http");
-            });
+            assertThat(service.getSpec().getPorts())
+                    .as(service.getMetadata().getName())
+                    .allSatisfy(port -> {
+                        assertThat(port.getPort()).isNotIn(managementPorts);
+                        assertThat(port.getTargetPort().getStrVal()).isNotEqualTo("http");
+                    });
         }
     }
 
@@ -200,7 +234,9 @@ class ManifestTests {
             String module = name.substring("grpcops/".length());
             assertThat(name).startsWith("grpcops/");
             assertThat(Files.isRegularFile(Manifests.ROOT.resolve(module + "/target/" + module + ".jar"))
-                    || Files.isDirectory(Manifests.ROOT.resolve(module))).as(module + " is a module of the build").isTrue();
+                            || Files.isDirectory(Manifests.ROOT.resolve(module)))
+                    .as(module + " is a module of the build")
+                    .isTrue();
             assertThat(compose).as("docker-compose.yml builds " + image).contains("image: " + image);
             if (!module.equals("cli")) {
                 assertThat(compose).as("deploy/Dockerfile builds " + image).contains("SERVICE: " + module);
@@ -230,13 +266,19 @@ class ManifestTests {
         assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
         for (Service service : List.of(clusterIp, headless)) {
             assertThat(service.getSpec().getSelector()).isEqualTo(Map.of("app", "whoami"));
-            assertThat(service.getSpec().getPorts()).anySatisfy(p -> assertThat(p.getPort()).isEqualTo(50051));
+            assertThat(service.getSpec().getPorts())
+                    .anySatisfy(p -> assertThat(p.getPort()).isEqualTo(50051));
         }
 
-        assertThat(env(named(of(Manifests.render("overlays/lab"), Deployment.class), "whoami"), "MAX_CONNECTION_AGE_MS"))
+        assertThat(env(
+                        named(of(Manifests.render("overlays/lab"), Deployment.class), "whoami"),
+                        "MAX_CONNECTION_AGE_MS"))
                 .isEqualTo("1000");
-        assertThat(Long.parseLong(env(named(of(Manifests.render("overlays/prod"), Deployment.class), "whoami"),
-                "MAX_CONNECTION_AGE_MS"))).as("minutes in production").isGreaterThanOrEqualTo(60_000);
+        assertThat(Long.parseLong(env(
+                        named(of(Manifests.render("overlays/prod"), Deployment.class), "whoami"),
+                        "MAX_CONNECTION_AGE_MS")))
+                .as("minutes in production")
+                .isGreaterThanOrEqualTo(60_000);
     }
 
     /** The base, and the lab that keeps it so that both resolvers can be compared (prod: see below). */
@@ -245,15 +287,18 @@ class ManifestTests {
     void chainServicesCallTheirDownstreamThroughItsHeadlessService(String dir) {
         List<HasMetadata> base = Manifests.render(dir);
         DOWNSTREAM.forEach((caller, callee) -> {
-            String args = String.join(" ", container(named(of(base, Deployment.class), caller)).getArgs());
+            String args = String.join(
+                    " ", container(named(of(base, Deployment.class), caller)).getArgs());
             Matcher target = HEADLESS_TARGET.matcher(args);
             assertThat(target.find()).as(caller + " args: " + args).isTrue();
             assertThat(target.group(1)).isEqualTo(callee);
-            assertThat(Integer.parseInt(target.group(2))).isEqualTo(ServiceModule.of(callee).grpcPort());
+            assertThat(Integer.parseInt(target.group(2)))
+                    .isEqualTo(ServiceModule.of(callee).grpcPort());
             Service headless = named(of(base, Service.class), callee + "-headless");
             assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
-            assertThat(headless.getSpec().getPorts()).anySatisfy(p ->
-                    assertThat(p.getPort()).isEqualTo(ServiceModule.of(callee).grpcPort()));
+            assertThat(headless.getSpec().getPorts())
+                    .anySatisfy(p -> assertThat(p.getPort())
+                            .isEqualTo(ServiceModule.of(callee).grpcPort()));
         });
     }
 
@@ -273,20 +318,28 @@ class ManifestTests {
             assertThat(target.group(2)).isEqualTo("grpcops");
             Service service = named(of(prod, Service.class), target.group(1));
             assertThat(service.getSpec().getSelector()).containsEntry("app", callee);
-            assertThat(service.getSpec().getPorts()).as("port named " + target.group(3)).anySatisfy(p -> {
-                assertThat(p.getName()).isEqualTo(target.group(3));
-                assertThat(p.getPort()).isEqualTo(ServiceModule.of(callee).grpcPort());
-            });
+            assertThat(service.getSpec().getPorts())
+                    .as("port named " + target.group(3))
+                    .anySatisfy(p -> {
+                        assertThat(p.getName()).isEqualTo(target.group(3));
+                        assertThat(p.getPort())
+                                .isEqualTo(ServiceModule.of(callee).grpcPort());
+                    });
             assertThat(Manifests.read(Manifests.ROOT.resolve(ServiceModule.of(caller).module + "/pom.xml")))
-                    .as(caller + " has the resolver on its classpath").contains("<artifactId>grpcops-kubernetes</artifactId>");
+                    .as(caller + " has the resolver on its classpath")
+                    .contains("<artifactId>grpcops-kubernetes</artifactId>");
 
             var pod = deployment.getSpec().getTemplate().getSpec();
-            assertThat(pod.getAutomountServiceAccountToken()).as(caller + " mounts its token for the resolver").isTrue();
+            assertThat(pod.getAutomountServiceAccountToken())
+                    .as(caller + " mounts its token for the resolver")
+                    .isTrue();
             String account = pod.getServiceAccountName();
             assertThat(account).as(caller + " runs as its own ServiceAccount").isEqualTo(caller);
             assertThat(of(prod, io.fabric8.kubernetes.api.model.ServiceAccount.class))
-                    .extracting(a -> a.getMetadata().getName()).contains(account);
-            assertThat(rulesBoundTo(prod, account)).as(caller + " may watch what the resolver watches")
+                    .extracting(a -> a.getMetadata().getName())
+                    .contains(account);
+            assertThat(rulesBoundTo(prod, account))
+                    .as(caller + " may watch what the resolver watches")
                     .anySatisfy(rule -> assertThat(grants(rule)).isTrue());
         });
     }
@@ -312,25 +365,30 @@ class ManifestTests {
     @ValueSource(strings = {"base", "overlays/lab", "overlays/prod"})
     void onlyPodsThatWatchTheApiMountAToken(String dir) {
         for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
-            boolean watches = container(deployment).getArgs() != null && container(deployment).getArgs().stream()
-                    .anyMatch(a -> a.contains(KubernetesNameResolverProvider.SCHEME + ":///"));
+            boolean watches = container(deployment).getArgs() != null
+                    && container(deployment).getArgs().stream()
+                            .anyMatch(a -> a.contains(KubernetesNameResolverProvider.SCHEME + ":///"));
             assertThat(deployment.getSpec().getTemplate().getSpec().getAutomountServiceAccountToken())
-                    .as(dir + " " + app(deployment)).isEqualTo(watches);
+                    .as(dir + " " + app(deployment))
+                    .isEqualTo(watches);
         }
     }
 
     private static List<PolicyRule> rulesBoundTo(List<HasMetadata> objects, String serviceAccount) {
         return of(objects, RoleBinding.class).stream()
-                .filter(b -> b.getSubjects().stream().anyMatch(s -> s.getKind().equals("ServiceAccount")
-                        && s.getName().equals(serviceAccount)))
+                .filter(b -> b.getSubjects().stream()
+                        .anyMatch(s -> s.getKind().equals("ServiceAccount")
+                                && s.getName().equals(serviceAccount)))
                 .filter(b -> b.getRoleRef().getKind().equals("Role"))
                 .map(b -> named(of(objects, Role.class), b.getRoleRef().getName()))
-                .flatMap(r -> r.getRules().stream()).toList();
+                .flatMap(r -> r.getRules().stream())
+                .toList();
     }
 
     private static boolean grants(PolicyRule rule) {
         String[] resource = KubernetesNameResolverProvider.WATCHED_RESOURCE.split("\\.", 2);
-        return rule.getApiGroups().contains(resource[1]) && rule.getResources().contains(resource[0])
+        return rule.getApiGroups().contains(resource[1])
+                && rule.getResources().contains(resource[0])
                 && rule.getVerbs().containsAll(KubernetesNameResolverProvider.VERBS);
     }
 
@@ -347,9 +405,11 @@ class ManifestTests {
             assertThat(security.getCapabilities().getDrop()).containsExactly("ALL");
             assertThat(container(deployment).getResources().getRequests()).containsKeys("cpu", "memory");
             if (!app(deployment).equals("client")) {
-                long grace = ServiceModule.of(app(deployment)).shutdownGracePeriod().toSeconds();
-                assertThat(pod.getTerminationGracePeriodSeconds()).as(app(deployment)
-                        + ": drain delay + grace for calls in flight, before SIGKILL").isGreaterThan(drain + grace);
+                long grace =
+                        ServiceModule.of(app(deployment)).shutdownGracePeriod().toSeconds();
+                assertThat(pod.getTerminationGracePeriodSeconds())
+                        .as(app(deployment) + ": drain delay + grace for calls in flight, before SIGKILL")
+                        .isGreaterThan(drain + grace);
             }
         }
     }
@@ -359,19 +419,23 @@ class ManifestTests {
         List<HasMetadata> prod = Manifests.render("overlays/prod");
         for (Deployment deployment : serviceDeployments("overlays/prod")) {
             assertThat(deployment.getSpec().getReplicas()).as(app(deployment)).isGreaterThanOrEqualTo(2);
-            assertThat(deployment.getSpec().getTemplate().getSpec().getTopologySpreadConstraints()).isNotEmpty();
-            assertThat(of(prod, PodDisruptionBudget.class)).extracting(b -> b.getMetadata().getName())
+            assertThat(deployment.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
+                    .isNotEmpty();
+            assertThat(of(prod, PodDisruptionBudget.class))
+                    .extracting(b -> b.getMetadata().getName())
                     .contains(app(deployment));
         }
-        assertThat(of(prod, HorizontalPodAutoscaler.class)).extracting(h -> h.getSpec().getScaleTargetRef().getName())
+        assertThat(of(prod, HorizontalPodAutoscaler.class))
+                .extracting(h -> h.getSpec().getScaleTargetRef().getName())
                 .containsExactlyInAnyOrder("edge", "pricing");
-        assertThat(of(prod, HorizontalPodAutoscaler.class)).allSatisfy(h ->
-                assertThat(h.getSpec().getMinReplicas()).isGreaterThanOrEqualTo(2));
+        assertThat(of(prod, HorizontalPodAutoscaler.class))
+                .allSatisfy(h -> assertThat(h.getSpec().getMinReplicas()).isGreaterThanOrEqualTo(2));
     }
 
     private static List<Deployment> serviceDeployments(String dir) {
         return of(Manifests.render(dir), Deployment.class).stream()
-                .filter(d -> !app(d).equals("client")).toList();
+                .filter(d -> !app(d).equals("client"))
+                .toList();
     }
 
     private static <T> List<T> of(List<HasMetadata> objects, Class<T> type) {
@@ -379,7 +443,9 @@ class ManifestTests {
     }
 
     private static <T extends HasMetadata> T named(List<T> objects, String name) {
-        return objects.stream().filter(o -> o.getMetadata().getName().equals(name)).findFirst()
+        return objects.stream()
+                .filter(o -> o.getMetadata().getName().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no object named " + name));
     }
 
@@ -392,15 +458,19 @@ class ManifestTests {
     }
 
     private static String env(Deployment deployment, String name) {
-        return container(deployment).getEnv().stream().filter(e -> e.getName().equals(name)).findFirst()
-                .map(EnvVar::getValue).orElseThrow(() -> new AssertionError(name + " not set"));
+        return container(deployment).getEnv().stream()
+                .filter(e -> e.getName().equals(name))
+                .findFirst()
+                .map(EnvVar::getValue)
+                .orElseThrow(() -> new AssertionError(name + " not set"));
     }
 
     /** The containers of the Compose suite get the limits their pods get: memory and CPU, equal. */
     @Test
     @SuppressWarnings("unchecked")
     void composeLimitsAreThePodsLimits() {
-        Map<String, Object> compose = new org.yaml.snakeyaml.Yaml().load(Manifests.read(Manifests.ROOT.resolve("docker-compose.yml")));
+        Map<String, Object> compose =
+                new org.yaml.snakeyaml.Yaml().load(Manifests.read(Manifests.ROOT.resolve("docker-compose.yml")));
         Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
         for (Deployment deployment : of(Manifests.render("base"), Deployment.class)) {
             Container container = container(deployment);
@@ -408,22 +478,29 @@ class ManifestTests {
             if (!image.startsWith("grpcops/") || image.startsWith("grpcops/cli")) {
                 continue;
             }
-            Map<String, io.fabric8.kubernetes.api.model.Quantity> limits = container.getResources().getLimits();
+            Map<String, io.fabric8.kubernetes.api.model.Quantity> limits =
+                    container.getResources().getLimits();
             List<Map<String, Object>> replicas = services.values().stream()
-                    .filter(service -> image.equals(service.get("image"))).toList();
+                    .filter(service -> image.equals(service.get("image")))
+                    .toList();
             assertThat(replicas).as("Compose runs " + image).isNotEmpty();
             for (Map<String, Object> service : replicas) {
-                assertThat(bytes(String.valueOf(service.get("mem_limit")))).as(image + " mem_limit")
-                        .isEqualTo(io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(limits.get("memory")).longValue());
-                assertThat(Double.parseDouble(String.valueOf(service.get("cpus")))).as(image + " cpus")
-                        .isEqualTo(io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(limits.get("cpu")).doubleValue());
+                assertThat(bytes(String.valueOf(service.get("mem_limit"))))
+                        .as(image + " mem_limit")
+                        .isEqualTo(io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(limits.get("memory"))
+                                .longValue());
+                assertThat(Double.parseDouble(String.valueOf(service.get("cpus"))))
+                        .as(image + " cpus")
+                        .isEqualTo(io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(limits.get("cpu"))
+                                .doubleValue());
             }
         }
     }
 
     /** Compose's memory notation: 512m is 512 MiB. */
     private static long bytes(String composeMemory) {
-        Matcher m = Pattern.compile("(\\d+)([kmg]?)b?").matcher(composeMemory.trim().toLowerCase(java.util.Locale.ROOT));
+        Matcher m =
+                Pattern.compile("(\\d+)([kmg]?)b?").matcher(composeMemory.trim().toLowerCase(java.util.Locale.ROOT));
         assertThat(m.matches()).as("a Compose memory size: " + composeMemory).isTrue();
         long amount = Long.parseLong(m.group(1));
         return switch (m.group(2)) {

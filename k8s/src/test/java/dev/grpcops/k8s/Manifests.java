@@ -22,15 +22,16 @@ import java.util.stream.Collectors;
 /** The manifests under k8s/, as typed Kubernetes objects. */
 final class Manifests {
 
-    static final Path ROOT = Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
+    static final Path ROOT =
+            Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
     static final Path K8S = ROOT.resolve("k8s");
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
     /** One render takes well under a second; a minute means kubectl hangs. */
     private static final Duration KUBECTL_TIMEOUT = Duration.ofSeconds(60);
+
     private static final Map<String, List<HasMetadata>> RENDERED = new ConcurrentHashMap<>();
 
-    private Manifests() {
-    }
+    private Manifests() {}
 
     /** Every object of a (multi-document) YAML text. */
     static List<HasMetadata> parse(String yaml) {
@@ -52,9 +53,11 @@ final class Manifests {
     /** Every YAML file under k8s/ that holds Kubernetes objects (kustomization files do not). */
     static List<Path> objectFiles() {
         try (var files = Files.walk(K8S)) {
-            return files.filter(p -> p.toString().endsWith(".yaml") && !p.getFileName().toString().equals("kustomization.yaml"))
+            return files.filter(p -> p.toString().endsWith(".yaml")
+                            && !p.getFileName().toString().equals("kustomization.yaml"))
                     .filter(p -> !p.startsWith(K8S.resolve("target")) && !p.startsWith(K8S.resolve("src")))
-                    .sorted().collect(Collectors.toList());
+                    .sorted()
+                    .collect(Collectors.toList());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -89,8 +92,11 @@ final class Manifests {
         Path output = null;
         try {
             output = Files.createTempFile("kustomize-", ".yaml");
-            Process process = new ProcessBuilder("kubectl", "kustomize", K8S.resolve(dir).toString())
-                    .redirectErrorStream(true).redirectOutput(output.toFile()).start();
+            Process process = new ProcessBuilder(
+                            "kubectl", "kustomize", K8S.resolve(dir).toString())
+                    .redirectErrorStream(true)
+                    .redirectOutput(output.toFile())
+                    .start();
             if (!process.waitFor(KUBECTL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
                 throw new IllegalStateException("kubectl kustomize k8s/" + dir + " did not finish within "

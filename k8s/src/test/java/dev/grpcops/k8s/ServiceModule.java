@@ -26,6 +26,7 @@ enum ServiceModule {
     final String module;
     /** The gRPC service name it registers, which is also its health name. */
     final String grpcService;
+
     private final String applicationYml;
 
     ServiceModule(String app, String module, String grpcService) {

@@ -16,8 +16,7 @@ import java.util.Map;
  */
 final class UnknownFields {
 
-    private UnknownFields() {
-    }
+    private UnknownFields() {}
 
     static List<String> in(Object object) {
         List<String> found = new ArrayList<>();
@@ -44,7 +43,8 @@ final class UnknownFields {
             return;
         }
         try {
-            for (PropertyDescriptor property : Introspector.getBeanInfo(value.getClass(), Object.class).getPropertyDescriptors()) {
+            for (PropertyDescriptor property :
+                    Introspector.getBeanInfo(value.getClass(), Object.class).getPropertyDescriptors()) {
                 if (property.getReadMethod() == null) {
                     continue;
                 }

@@ -4,7 +4,6 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
-import dev.grpcops.retry.Retry;
 import dev.grpcops.chain.ChainInput;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
@@ -12,6 +11,7 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.retry.Retry;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import net.devh.boot.grpc.server.service.GrpcService;
@@ -40,26 +40,34 @@ class PricingService extends PricingGrpc.PricingImplBase {
     @Override
     public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
         ChainInput.check(request);
-        CheckRequest check = CheckRequest.newBuilder().setSku(request.getSku()).setDelayMs(request.getDelayMs()).build();
-        ListenableFuture<CheckReply> reply = properties.retryStock() ? retry.hedged(() -> stock.check(check))
+        CheckRequest check = CheckRequest.newBuilder()
+                .setSku(request.getSku())
+                .setDelayMs(request.getDelayMs())
+                .build();
+        ListenableFuture<CheckReply> reply = properties.retryStock()
+                ? retry.hedged(() -> stock.check(check))
                 : retry.hedgeOnly(() -> stock.check(check));
-        Futures.addCallback(reply, new FutureCallback<>() {
-            @Override
-            public void onSuccess(CheckReply reply) {
-                responses.onNext(QuoteReply.newBuilder()
-                        .setSku(request.getSku())
-                        .setPriceCents(properties.priceCents())
-                        .setQty(reply.getQty())
-                        .build());
-                responses.onCompleted();
-            }
+        Futures.addCallback(
+                reply,
+                new FutureCallback<>() {
+                    @Override
+                    public void onSuccess(CheckReply reply) {
+                        responses.onNext(QuoteReply.newBuilder()
+                                .setSku(request.getSku())
+                                .setPriceCents(properties.priceCents())
+                                .setQty(reply.getQty())
+                                .build());
+                        responses.onCompleted();
+                    }
 
-            @Override
-            public void onFailure(Throwable failure) {
-                Status status = Status.fromThrowable(failure);
-                responses.onError(Status.fromCode(status.getCode()).withDescription(status.getDescription())
-                        .asRuntimeException());
-            }
-        }, MoreExecutors.directExecutor());
+                    @Override
+                    public void onFailure(Throwable failure) {
+                        Status status = Status.fromThrowable(failure);
+                        responses.onError(Status.fromCode(status.getCode())
+                                .withDescription(status.getDescription())
+                                .asRuntimeException());
+                    }
+                },
+                MoreExecutors.directExecutor());
     }
 }

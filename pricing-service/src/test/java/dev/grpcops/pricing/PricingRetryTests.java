@@ -26,15 +26,16 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 
 /** pricing.retry-stock: Pricing retries Stock through Retry, but never under a Quote that arrived as a retry. */
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=pricing-retry-test",
-    "grpc.server.port=-1",
-    "grpc.client.stock.address=in-process:pricing-retry-test",
-    "grpc.client.pricing.address=in-process:pricing-retry-test",
-    "management.server.port=-1",
-    "pricing.retry-stock=true",
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=pricing-retry-test",
+            "grpc.server.port=-1",
+            "grpc.client.stock.address=in-process:pricing-retry-test",
+            "grpc.client.pricing.address=in-process:pricing-retry-test",
+            "management.server.port=-1",
+            "pricing.retry-stock=true",
+            "grpcops.shutdown.drain-delay=0s",
+        })
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PricingRetryTests {
 
@@ -50,8 +51,10 @@ class PricingRetryTests {
 
     @Test
     void aStockCallThatFailedUnavailableIsRetriedWithinTheBudget() {
-        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class, () -> pricing
-                .withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QuoteRequest.newBuilder().setSku("first").build()));
+        StatusRuntimeException failed = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> pricing.withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                        .quote(QuoteRequest.newBuilder().setSku("first").build()));
 
         assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(stock.calls("first")).containsExactly("", "1");
@@ -61,9 +64,11 @@ class PricingRetryTests {
     void aQuoteThatArrivedAsARetryIsNotRetriedAgain() {
         Metadata retry = new Metadata();
         retry.put(PREVIOUS_ATTEMPTS, "1");
-        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class, () -> pricing
-                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(retry))
-                .withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QuoteRequest.newBuilder().setSku("second").build()));
+        StatusRuntimeException failed = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> pricing.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(retry))
+                        .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                        .quote(QuoteRequest.newBuilder().setSku("second").build()));
 
         assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(stock.calls("second")).containsExactly("");
@@ -89,11 +94,14 @@ class PricingRetryTests {
         static final io.grpc.Context.Key<String> ATTEMPTS = io.grpc.Context.key("previous-attempts");
 
         @Override
-        public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(io.grpc.ServerCall<ReqT, RespT> call,
-                Metadata headers, io.grpc.ServerCallHandler<ReqT, RespT> next) {
+        public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(
+                io.grpc.ServerCall<ReqT, RespT> call, Metadata headers, io.grpc.ServerCallHandler<ReqT, RespT> next) {
             String attempts = headers.get(PREVIOUS_ATTEMPTS);
-            return io.grpc.Contexts.interceptCall(io.grpc.Context.current().withValue(ATTEMPTS,
-                    attempts == null ? "" : attempts), call, headers, next);
+            return io.grpc.Contexts.interceptCall(
+                    io.grpc.Context.current().withValue(ATTEMPTS, attempts == null ? "" : attempts),
+                    call,
+                    headers,
+                    next);
         }
     }
 
@@ -103,13 +111,17 @@ class PricingRetryTests {
         private final List<String[]> received = new CopyOnWriteArrayList<>();
 
         List<String> calls(String sku) {
-            return received.stream().filter(r -> r[0].equals(sku)).map(r -> r[1]).toList();
+            return received.stream()
+                    .filter(r -> r[0].equals(sku))
+                    .map(r -> r[1])
+                    .toList();
         }
 
         @Override
         public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
             received.add(new String[] {request.getSku(), PreviousAttemptsRecorder.ATTEMPTS.get()});
-            responses.onError(Status.UNAVAILABLE.withDescription("stock is down").asRuntimeException());
+            responses.onError(
+                    Status.UNAVAILABLE.withDescription("stock is down").asRuntimeException());
         }
     }
 }

@@ -23,16 +23,17 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 
 /** Pricing over in-process gRPC, with a recording Stock served by the same in-process server. */
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=pricing-test",
-    "grpc.server.port=-1",
-    "grpc.client.stock.address=in-process:pricing-test",
-    "grpc.client.pricing.address=in-process:pricing-test",
-    "management.server.port=-1",
-    "pricing.price-cents=999",
-    // Nothing here tests the drain; without this each context close would wait the default 5 s.
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=pricing-test",
+            "grpc.server.port=-1",
+            "grpc.client.stock.address=in-process:pricing-test",
+            "grpc.client.pricing.address=in-process:pricing-test",
+            "management.server.port=-1",
+            "pricing.price-cents=999",
+            // Nothing here tests the drain; without this each context close would wait the default 5 s.
+            "grpcops.shutdown.drain-delay=0s",
+        })
 class PricingServiceTests {
 
     @GrpcClient("pricing")
@@ -43,7 +44,8 @@ class PricingServiceTests {
 
     @Test
     void quoteIsTheConfiguredPriceAndStocksQuantity() {
-        QuoteReply reply = pricing.quote(QuoteRequest.newBuilder().setSku("p-1").setDelayMs(7).build());
+        QuoteReply reply = pricing.quote(
+                QuoteRequest.newBuilder().setSku("p-1").setDelayMs(7).build());
 
         assertThat(reply.getSku()).isEqualTo("p-1");
         assertThat(reply.getPriceCents()).isEqualTo(999);
@@ -56,7 +58,8 @@ class PricingServiceTests {
 
     @Test
     void stockErrorEndsTheQuoteWithTheSameCodeAndDescription() {
-        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class,
+        StatusRuntimeException failed = catchThrowableOfType(
+                StatusRuntimeException.class,
                 () -> pricing.quote(QuoteRequest.newBuilder().setSku("broken").build()));
 
         assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
@@ -66,8 +69,12 @@ class PricingServiceTests {
     @Test
     void badInputNeverReachesStock() {
         int before = stock.received.size();
-        StatusRuntimeException invalid = catchThrowableOfType(StatusRuntimeException.class,
-                () -> pricing.quote(QuoteRequest.newBuilder().setSku("ok").setDelayMs(70_000).build()));
+        StatusRuntimeException invalid = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> pricing.quote(QuoteRequest.newBuilder()
+                        .setSku("ok")
+                        .setDelayMs(70_000)
+                        .build()));
 
         assertThat(invalid.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(invalid.getStatus().getDescription()).isEqualTo("delay_ms: must be 0-60000, got 70000");
@@ -92,10 +99,13 @@ class PricingServiceTests {
         public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
             received.add(request);
             if (request.getSku().equals("broken")) {
-                responses.onError(Status.RESOURCE_EXHAUSTED.withDescription("stock says no").asRuntimeException());
+                responses.onError(Status.RESOURCE_EXHAUSTED
+                        .withDescription("stock says no")
+                        .asRuntimeException());
                 return;
             }
-            responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(42).build());
+            responses.onNext(
+                    CheckReply.newBuilder().setSku(request.getSku()).setQty(42).build());
             responses.onCompleted();
         }
     }

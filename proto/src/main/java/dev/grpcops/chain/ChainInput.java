@@ -22,8 +22,7 @@ public final class ChainInput {
     /** Longest wait a caller may ask of Stock. */
     public static final int MAX_DELAY_MS = 60_000;
 
-    private ChainInput() {
-    }
+    private ChainInput() {}
 
     public static void check(CheckRequest request) {
         sku("sku", request.getSku());

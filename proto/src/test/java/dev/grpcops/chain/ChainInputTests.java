@@ -16,16 +16,21 @@ import org.junit.jupiter.params.provider.CsvSource;
 class ChainInputTests {
 
     @ParameterizedTest(name = "sku \"{0}\" delay {1} -> {2}")
-    @CsvSource(delimiter = '|', value = {
-        "a            | 0     | ",
-        "sku-1        | 60000 | ",
-        "''           | 0     | sku: must be 1-128 characters, got 0",
-        "a\tb         | 0     | sku: must not contain control characters",
-        "a            | -1    | delay_ms: must be 0-60000, got -1",
-        "a            | 60001 | delay_ms: must be 0-60000, got 60001",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "a            | 0     | ",
+                "sku-1        | 60000 | ",
+                "''           | 0     | sku: must be 1-128 characters, got 0",
+                "a\tb         | 0     | sku: must not contain control characters",
+                "a            | -1    | delay_ms: must be 0-60000, got -1",
+                "a            | 60001 | delay_ms: must be 0-60000, got 60001",
+            })
     void checkRequestRules(String sku, int delayMs, String problem) {
-        CheckRequest request = CheckRequest.newBuilder().setSku(sku.replace("\\t", "\t")).setDelayMs(delayMs).build();
+        CheckRequest request = CheckRequest.newBuilder()
+                .setSku(sku.replace("\\t", "\t"))
+                .setDelayMs(delayMs)
+                .build();
         if (problem == null) {
             assertThatCode(() -> ChainInput.check(request)).doesNotThrowAnyException();
         } else {
@@ -35,24 +40,33 @@ class ChainInputTests {
 
     @Test
     void skuLengthCountsCharactersNotBytes() {
-        assertThatCode(() -> ChainInput.sku("sku", "é".repeat(128))).as("128 characters, 256 bytes").doesNotThrowAnyException();
+        assertThatCode(() -> ChainInput.sku("sku", "é".repeat(128)))
+                .as("128 characters, 256 bytes")
+                .doesNotThrowAnyException();
         assertInvalid(() -> ChainInput.sku("sku", "x".repeat(129)), "sku: must be 1-128 characters, got 129");
     }
 
     @Test
     void checkoutNamesTheIndexOfTheBadSku() {
-        CheckoutRequest request = CheckoutRequest.newBuilder().addSkus("ok").addSkus("").build();
+        CheckoutRequest request =
+                CheckoutRequest.newBuilder().addSkus("ok").addSkus("").build();
         assertInvalid(() -> ChainInput.check(request, 100), "skus[1]: must be 1-128 characters, got 0");
 
-        CheckoutRequest badSlow = CheckoutRequest.newBuilder().addSkus("ok").addSlowSkus("a\u0000").build();
+        CheckoutRequest badSlow = CheckoutRequest.newBuilder()
+                .addSkus("ok")
+                .addSlowSkus("a\u0000")
+                .build();
         assertInvalid(() -> ChainInput.check(badSlow, 100), "slow_skus[0]: must not contain control characters");
     }
 
     @Test
     void checkoutNeedsOneToMaxSkus() {
-        assertInvalid(() -> ChainInput.check(CheckoutRequest.getDefaultInstance(), 100),
+        assertInvalid(
+                () -> ChainInput.check(CheckoutRequest.getDefaultInstance(), 100),
                 "skus: at least one SKU is required");
-        CheckoutRequest tooMany = CheckoutRequest.newBuilder().addAllSkus(Collections.nCopies(4, "a")).build();
+        CheckoutRequest tooMany = CheckoutRequest.newBuilder()
+                .addAllSkus(Collections.nCopies(4, "a"))
+                .build();
         assertInvalid(() -> ChainInput.check(tooMany, 3), "skus: 4 SKUs, at most 3 allowed");
     }
 

@@ -40,6 +40,7 @@ class CallLog {
     private final LinkedHashMap<String, SkuRecord> byRecency = new LinkedHashMap<>(16, 0.75f, true);
     /** The same records sorted by SKU, for Stats (which must not count as use). */
     private final TreeMap<String, SkuRecord> byName = new TreeMap<>();
+
     private final int maxSkus;
     private final int maxSamples;
     private final Counter evicted;
@@ -125,8 +126,9 @@ class CallLog {
         boolean more;
         lock.lock();
         try {
-            Iterator<Map.Entry<String, SkuRecord>> entries =
-                    (after == null ? byName : byName.tailMap(after, false)).entrySet().iterator();
+            Iterator<Map.Entry<String, SkuRecord>> entries = (after == null ? byName : byName.tailMap(after, false))
+                    .entrySet()
+                    .iterator();
             long bytes = 0;
             while (entries.hasNext() && snapshots.size() < size) {
                 Map.Entry<String, SkuRecord> entry = entries.next();
@@ -138,7 +140,8 @@ class CallLog {
                 snapshots.add(entry.getValue().snapshot(entry.getKey()));
             }
             // Another SKU after the last one returned: worth a next page.
-            more = !snapshots.isEmpty() && byName.higherKey(snapshots.get(snapshots.size() - 1).sku()) != null;
+            more = !snapshots.isEmpty()
+                    && byName.higherKey(snapshots.get(snapshots.size() - 1).sku()) != null;
         } finally {
             lock.unlock();
         }
@@ -157,8 +160,7 @@ class CallLog {
     }
 
     /** A page of SKUs; {@code more}: further SKUs sort after the last one. */
-    record Page(List<SkuStats> skus, boolean more) {
-    }
+    record Page(List<SkuStats> skus, boolean more) {}
 
     private record Snapshot(String sku, long calls, double[] received) {
 
@@ -178,6 +180,7 @@ class CallLog {
         private double[] ring;
         /** Index of the oldest sample. */
         private int start;
+
         private int size;
         private long calls;
 

@@ -73,8 +73,7 @@ class DelayedReplies implements DisposableBean {
         private final AtomicBoolean released = new AtomicBoolean();
         private volatile ScheduledFuture<?> scheduled;
 
-        private Slot() {
-        }
+        private Slot() {}
 
         /** Gives the place back; only the first call counts. */
         void release() {
@@ -88,12 +87,15 @@ class DelayedReplies implements DisposableBean {
             if (released.get()) {
                 return; // cancelled before it was scheduled
             }
-            scheduled = scheduler.schedule(() -> {
-                if (released.compareAndSet(false, true)) {
-                    pending.decrementAndGet();
-                    reply.run();
-                }
-            }, delay.toNanos(), TimeUnit.NANOSECONDS);
+            scheduled = scheduler.schedule(
+                    () -> {
+                        if (released.compareAndSet(false, true)) {
+                            pending.decrementAndGet();
+                            reply.run();
+                        }
+                    },
+                    delay.toNanos(),
+                    TimeUnit.NANOSECONDS);
             if (released.get()) {
                 scheduled.cancel(false); // cancelled while being scheduled
             }

@@ -8,8 +8,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class Inventory {
 
-    private Inventory() {
-    }
+    private Inventory() {}
 
     static int quantity(String sku) {
         int sum = 0;

@@ -16,7 +16,8 @@ record ReplyProperties(Integer maxPendingReplies) {
     ReplyProperties {
         maxPendingReplies = maxPendingReplies == null ? 10_000 : maxPendingReplies;
         if (maxPendingReplies < 1) {
-            throw new IllegalArgumentException("stock.max-pending-replies must be at least 1, got " + maxPendingReplies);
+            throw new IllegalArgumentException(
+                    "stock.max-pending-replies must be at least 1, got " + maxPendingReplies);
         }
     }
 }

@@ -30,8 +30,7 @@ final class StatsPaging {
     /** Prefix and a SKU of at most 128 code points of at most 4 UTF-8 bytes each, in base64. */
     private static final int MAX_TOKEN_LENGTH = 4 * (PREFIX.length() + 4 * 128) / 3 + 4;
 
-    private StatsPaging() {
-    }
+    private StatsPaging() {}
 
     /** The page size to use for the request's {@code page_size}. */
     static int pageSize(int requested) {
@@ -43,7 +42,9 @@ final class StatsPaging {
 
     /** The token that continues after {@code lastSku}. */
     static String token(String lastSku) {
-        return Base64.getUrlEncoder().withoutPadding().encodeToString((PREFIX + lastSku).getBytes(StandardCharsets.UTF_8));
+        return Base64.getUrlEncoder()
+                .withoutPadding()
+                .encodeToString((PREFIX + lastSku).getBytes(StandardCharsets.UTF_8));
     }
 
     /** The SKU a {@code page_token} continues after; null for the first page (empty token). */
@@ -57,7 +58,8 @@ final class StatsPaging {
         String decoded;
         try {
             byte[] bytes = Base64.getUrlDecoder().decode(token);
-            decoded = StandardCharsets.UTF_8.newDecoder()
+            decoded = StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes))

@@ -24,7 +24,8 @@ record StockProperties(Integer maxSkus, Integer maxSamplesPerSku) {
             throw new IllegalArgumentException("stock.stats.max-skus must be at least 1, got " + maxSkus);
         }
         if (maxSamplesPerSku < 1) {
-            throw new IllegalArgumentException("stock.stats.max-samples-per-sku must be at least 1, got " + maxSamplesPerSku);
+            throw new IllegalArgumentException(
+                    "stock.stats.max-samples-per-sku must be at least 1, got " + maxSamplesPerSku);
         }
         if (maxSamplesPerSku > MAX_SAMPLES_PER_SKU) {
             throw new IllegalArgumentException("stock.stats.max-samples-per-sku must be at most " + MAX_SAMPLES_PER_SKU

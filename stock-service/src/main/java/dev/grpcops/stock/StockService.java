@@ -39,9 +39,13 @@ class StockService extends StockGrpc.StockImplBase {
                 slot.release();
             }
             throw Status.UNAVAILABLE
-                    .withDescription("stock: " + sku + " fails its first call (flaky- SKU)").asRuntimeException();
+                    .withDescription("stock: " + sku + " fails its first call (flaky- SKU)")
+                    .asRuntimeException();
         }
-        CheckReply reply = CheckReply.newBuilder().setSku(sku).setQty(Inventory.quantity(sku)).build();
+        CheckReply reply = CheckReply.newBuilder()
+                .setSku(sku)
+                .setQty(Inventory.quantity(sku))
+                .build();
         if (slot == null) {
             send(responses, reply);
             return;
@@ -58,7 +62,9 @@ class StockService extends StockGrpc.StockImplBase {
         if (!request.getSku().isEmpty()) {
             // One SKU: paging does not apply.
             ChainInput.sku("sku", request.getSku());
-            send(responses, StatsReply.newBuilder().addSkus(log.stats(request.getSku())).build());
+            send(
+                    responses,
+                    StatsReply.newBuilder().addSkus(log.stats(request.getSku())).build());
             return;
         }
         int pageSize = StatsPaging.pageSize(request.getPageSize());
@@ -66,7 +72,8 @@ class StockService extends StockGrpc.StockImplBase {
         CallLog.Page page = log.page(after, pageSize, CallLog.MAX_PAGE_BYTES);
         StatsReply.Builder reply = StatsReply.newBuilder().addAllSkus(page.skus());
         if (page.more()) {
-            reply.setNextPageToken(StatsPaging.token(page.skus().get(page.skus().size() - 1).getSku()));
+            reply.setNextPageToken(
+                    StatsPaging.token(page.skus().get(page.skus().size() - 1).getSku()));
         }
         send(responses, reply.build());
     }

@@ -46,8 +46,11 @@ class CallLogBoundsTests {
         }
         SkuStats stats = log.stats("a");
         assertThat(stats.getCalls()).isEqualTo(calls);
-        double[] newest = IntStream.rangeClosed(Math.max(1, calls - maxSamples + 1), calls).asDoubleStream().toArray();
-        assertThat(stats.getReceivedDeadlineSList()).containsExactly(DoubleStream.of(newest).boxed().toArray(Double[]::new));
+        double[] newest = IntStream.rangeClosed(Math.max(1, calls - maxSamples + 1), calls)
+                .asDoubleStream()
+                .toArray();
+        assertThat(stats.getReceivedDeadlineSList())
+                .containsExactly(DoubleStream.of(newest).boxed().toArray(Double[]::new));
     }
 
     @Test
@@ -88,12 +91,16 @@ class CallLogBoundsTests {
     @Test
     void anEvictedFlakySkuCountsFromOneAgainSoItFailsAgain() {
         CallLog log = log(2, 10);
-        assertThat(log.record("flaky-x", null)).as("first call: Stock answers UNAVAILABLE").isEqualTo(1L);
+        assertThat(log.record("flaky-x", null))
+                .as("first call: Stock answers UNAVAILABLE")
+                .isEqualTo(1L);
         assertThat(log.record("flaky-x", null)).isEqualTo(2L);
         log.record("b", null);
         log.record("c", null); // evicts flaky-x, the least recently called
 
-        assertThat(log.record("flaky-x", null)).as("first call again after eviction").isEqualTo(1L);
+        assertThat(log.record("flaky-x", null))
+                .as("first call again after eviction")
+                .isEqualTo(1L);
     }
 
     @Test
@@ -111,7 +118,9 @@ class CallLogBoundsTests {
         assertThat(last.skus()).extracting(SkuStats::getSku).containsExactly("d", "e");
         assertThat(last.more()).isFalse();
         // A SKU that is gone still marks where to go on.
-        assertThat(log.page("bb", 1, Long.MAX_VALUE).skus()).extracting(SkuStats::getSku).containsExactly("c");
+        assertThat(log.page("bb", 1, Long.MAX_VALUE).skus())
+                .extracting(SkuStats::getSku)
+                .containsExactly("c");
 
         // Every SKU here encodes to the same size; a limit of two and a half SKUs gives two.
         long oneSku = CodedOutputStream.computeMessageSize(1, log.stats("a"));
@@ -149,18 +158,20 @@ class CallLogBoundsTests {
             List<CompletableFuture<Void>> done = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int seed = t;
-                done.add(CompletableFuture.runAsync(() -> {
-                    for (int i = 0; i < callsPerThread; i++) {
-                        // "hot" never leaves the table: it is called every other time.
-                        String sku = i % 2 == 0 ? "hot" : "sku-" + ((i * 7 + seed) % 50);
-                        if (log.record(sku, null) == 1) {
-                            firstCalls.incrementAndGet();
-                        }
-                        if (i % 1000 == 0) {
-                            log.page(null, 100, CallLog.MAX_PAGE_BYTES);
-                        }
-                    }
-                }, pool));
+                done.add(CompletableFuture.runAsync(
+                        () -> {
+                            for (int i = 0; i < callsPerThread; i++) {
+                                // "hot" never leaves the table: it is called every other time.
+                                String sku = i % 2 == 0 ? "hot" : "sku-" + ((i * 7 + seed) % 50);
+                                if (log.record(sku, null) == 1) {
+                                    firstCalls.incrementAndGet();
+                                }
+                                if (i % 1000 == 0) {
+                                    log.page(null, 100, CallLog.MAX_PAGE_BYTES);
+                                }
+                            }
+                        },
+                        pool));
             }
             CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(50, TimeUnit.SECONDS);
         } finally {
@@ -170,7 +181,9 @@ class CallLogBoundsTests {
         assertThat(log.size()).isEqualTo(20);
         List<SkuStats> all = log.all();
         assertThat(all).hasSize(20);
-        assertThat(all).allSatisfy(stats -> assertThat(stats.getReceivedDeadlineSCount()).isLessThanOrEqualTo(8));
+        assertThat(all)
+                .allSatisfy(
+                        stats -> assertThat(stats.getReceivedDeadlineSCount()).isLessThanOrEqualTo(8));
         assertThat(log.stats("hot").getCalls()).as("no call lost").isEqualTo((long) threads * callsPerThread / 2);
         // Every SKU entered the table with call 1; all but the 20 still there were evicted.
         assertThat(registry.get("stock.stats.evicted.skus").counter().count()).isEqualTo(firstCalls.get() - 20);
@@ -178,11 +191,15 @@ class CallLogBoundsTests {
 
     @Test
     void samplesPerSkuAreCappedSoOneSkuFitsAMessage() {
-        new ApplicationContextRunner().withUserConfiguration(Properties.class)
+        new ApplicationContextRunner()
+                .withUserConfiguration(Properties.class)
                 .withPropertyValues("stock.stats.max-samples-per-sku=100001")
-                .run(context -> assertThat(context).getFailure().rootCause()
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
                         .hasMessageContaining("stock.stats.max-samples-per-sku must be at most 100000"));
-        new ApplicationContextRunner().withUserConfiguration(Properties.class)
+        new ApplicationContextRunner()
+                .withUserConfiguration(Properties.class)
                 .withPropertyValues("stock.stats.max-samples-per-sku=100000")
                 .run(context -> assertThat(context).hasNotFailed());
     }
@@ -193,6 +210,5 @@ class CallLogBoundsTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(StockProperties.class)
-    static class Properties {
-    }
+    static class Properties {}
 }

@@ -25,14 +25,15 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /** stock.max-pending-replies over real gRPC (in-process), with a limit of 3. */
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=stock-pending-test",
-    "grpc.server.port=-1",
-    "grpc.client.stock.address=in-process:stock-pending-test",
-    "management.server.port=-1",
-    "grpcops.shutdown.drain-delay=0s",
-    "stock.max-pending-replies=3",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=stock-pending-test",
+            "grpc.server.port=-1",
+            "grpc.client.stock.address=in-process:stock-pending-test",
+            "management.server.port=-1",
+            "grpcops.shutdown.drain-delay=0s",
+            "stock.max-pending-replies=3",
+        })
 @Timeout(60)
 class PendingRepliesTests {
 
@@ -61,15 +62,19 @@ class PendingRepliesTests {
     void beyondTheLimitADelayedCheckIsResourceExhaustedNamingTheProperty() {
         fill();
 
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+        StatusRuntimeException refused = catchThrowableOfType(
+                StatusRuntimeException.class,
                 () -> stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(check("one-too-many", 10)));
 
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         assertThat(refused.getStatus().getDescription())
-                .contains("stock.max-pending-replies").contains(String.valueOf(LIMIT));
+                .contains("stock.max-pending-replies")
+                .contains(String.valueOf(LIMIT));
         assertThat(calls("one-too-many")).as("refused, so not recorded").isZero();
         // A Check without delay holds nothing and is still answered.
-        assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(check("immediate", 0)).getSku())
+        assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .check(check("immediate", 0))
+                        .getSku())
                 .isEqualTo("immediate");
         assertThat(pending()).isEqualTo(LIMIT);
     }
@@ -80,14 +85,18 @@ class PendingRepliesTests {
         held.get(0).cancel();
         await().atMost(Duration.ofSeconds(10)).until(() -> pending() == LIMIT - 1);
 
-        assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(check("after-cancel", 10)).getSku())
+        assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .check(check("after-cancel", 10))
+                        .getSku())
                 .isEqualTo("after-cancel");
     }
 
     @Test
     void aSentReplyFreesItsPlace() {
         for (int i = 0; i < 2 * LIMIT; i++) {
-            assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(check("sent-" + i, 1)).getSku())
+            assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .check(check("sent-" + i, 1))
+                            .getSku())
                     .isEqualTo("sent-" + i);
         }
         assertThat(pending()).isZero();
@@ -96,17 +105,21 @@ class PendingRepliesTests {
     @Test
     void aFlakySkuRefusedForRoomStillFailsItsFirstServedCall() {
         fill();
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+        StatusRuntimeException refused = catchThrowableOfType(
+                StatusRuntimeException.class,
                 () -> stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(check("flaky-full", 10)));
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         held.forEach(Held::cancel);
         await().atMost(Duration.ofSeconds(10)).until(() -> pending() == 0);
 
-        StatusRuntimeException first = catchThrowableOfType(StatusRuntimeException.class,
+        StatusRuntimeException first = catchThrowableOfType(
+                StatusRuntimeException.class,
                 () -> stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(check("flaky-full", 10)));
         assertThat(first.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(pending()).as("the failed call gave its place back").isZero();
-        assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(check("flaky-full", 10)).getSku())
+        assertThat(stock.withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .check(check("flaky-full", 10))
+                        .getSku())
                 .isEqualTo("flaky-full");
     }
 
@@ -124,7 +137,9 @@ class PendingRepliesTests {
 
     private long calls(String sku) {
         return stock.withDeadlineAfter(10, TimeUnit.SECONDS)
-                .stats(StatsRequest.newBuilder().setSku(sku).build()).getSkus(0).getCalls();
+                .stats(StatsRequest.newBuilder().setSku(sku).build())
+                .getSkus(0)
+                .getCalls();
     }
 
     private static CheckRequest check(String sku, int delayMs) {
@@ -140,8 +155,7 @@ class PendingRepliesTests {
             context.run(() -> async.withDeadlineAfter(HELD_MS, TimeUnit.MILLISECONDS)
                     .check(check(sku, HELD_MS), new StreamObserver<>() {
                         @Override
-                        public void onNext(CheckReply value) {
-                        }
+                        public void onNext(CheckReply value) {}
 
                         @Override
                         public void onError(Throwable t) {
@@ -149,8 +163,7 @@ class PendingRepliesTests {
                         }
 
                         @Override
-                        public void onCompleted() {
-                        }
+                        public void onCompleted() {}
                     }));
         }
 

@@ -11,14 +11,16 @@ import org.springframework.context.annotation.Configuration;
 
 class ReplyPropertiesTests {
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withUserConfiguration(Properties.class);
+    private final ApplicationContextRunner runner =
+            new ApplicationContextRunner().withUserConfiguration(Properties.class);
 
     @ParameterizedTest
     @ValueSource(ints = {0, -1})
     void aLimitBelowOneStopsStartupNamingTheProperty(int limit) {
-        runner.withPropertyValues("stock.max-pending-replies=" + limit).run(context ->
-                assertThat(context).getFailure().rootCause()
+        runner.withPropertyValues("stock.max-pending-replies=" + limit)
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
                         .hasMessageContaining("stock.max-pending-replies must be at least 1"));
     }
 
@@ -27,17 +29,18 @@ class ReplyPropertiesTests {
     void oneOrMoreIsFine(int limit) {
         runner.withPropertyValues("stock.max-pending-replies=" + limit).run(context -> {
             assertThat(context).hasNotFailed();
-            assertThat(context.getBean(ReplyProperties.class).maxPendingReplies()).isEqualTo(limit);
+            assertThat(context.getBean(ReplyProperties.class).maxPendingReplies())
+                    .isEqualTo(limit);
         });
     }
 
     @Test
     void defaultsToTenThousand() {
-        runner.run(context -> assertThat(context.getBean(ReplyProperties.class).maxPendingReplies()).isEqualTo(10_000));
+        runner.run(context -> assertThat(context.getBean(ReplyProperties.class).maxPendingReplies())
+                .isEqualTo(10_000));
     }
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(ReplyProperties.class)
-    static class Properties {
-    }
+    static class Properties {}
 }

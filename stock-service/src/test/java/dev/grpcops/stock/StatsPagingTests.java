@@ -28,13 +28,14 @@ import org.springframework.boot.test.context.SpringBootTest;
  * Stats over every SKU, paged, over real gRPC (in-process). The tests share one table and only
  * add SKUs, so each asserts what holds whatever the others added.
  */
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=stock-paging-test",
-    "grpc.server.port=-1",
-    "grpc.client.stock.address=in-process:stock-paging-test",
-    "management.server.port=-1",
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=stock-paging-test",
+            "grpc.server.port=-1",
+            "grpc.client.stock.address=in-process:stock-paging-test",
+            "management.server.port=-1",
+            "grpcops.shutdown.drain-delay=0s",
+        })
 @Timeout(60)
 class StatsPagingTests {
 
@@ -53,14 +54,24 @@ class StatsPagingTests {
         }
 
         List<StatsReply> pages = pageThrough(7);
-        List<String> paged = pages.stream().flatMap(p -> p.getSkusList().stream()).map(SkuStats::getSku).toList();
+        List<String> paged = pages.stream()
+                .flatMap(p -> p.getSkusList().stream())
+                .map(SkuStats::getSku)
+                .toList();
 
-        assertThat(paged).isSorted().doesNotHaveDuplicates()
+        assertThat(paged)
+                .isSorted()
+                .doesNotHaveDuplicates()
                 .containsAll(IntStream.range(0, 250).mapToObj(i -> "page-" + i).toList())
-                .containsExactlyElementsOf(log.all().stream().map(SkuStats::getSku).toList());
+                .containsExactlyElementsOf(
+                        log.all().stream().map(SkuStats::getSku).toList());
         assertThat(pages).allSatisfy(page -> assertThat(page.getSkusCount()).isBetween(1, 7));
-        assertThat(pages.get(pages.size() - 1).getNextPageToken()).as("last page").isEmpty();
-        assertThat(pages.get(0).getSkus(0).getCalls()).as("stats, not just names").isPositive();
+        assertThat(pages.get(pages.size() - 1).getNextPageToken())
+                .as("last page")
+                .isEmpty();
+        assertThat(pages.get(0).getSkus(0).getCalls())
+                .as("stats, not just names")
+                .isPositive();
     }
 
     @Test
@@ -72,7 +83,8 @@ class StatsPagingTests {
         assertThat(byDefault.getSkusCount()).isEqualTo(StatsPaging.DEFAULT_PAGE_SIZE);
         assertThat(byDefault.getNextPageToken()).isNotEmpty();
 
-        StatsReply clamped = stock.stats(StatsRequest.newBuilder().setPageSize(Integer.MAX_VALUE).build());
+        StatsReply clamped = stock.stats(
+                StatsRequest.newBuilder().setPageSize(Integer.MAX_VALUE).build());
         assertThat(clamped.getSkusCount()).isEqualTo(StatsPaging.MAX_PAGE_SIZE);
     }
 
@@ -91,20 +103,29 @@ class StatsPagingTests {
         assertThat(defaultPage.getSerializedSize()).isLessThan(1024 * 1024);
 
         List<StatsReply> largest = pageThrough(StatsPaging.MAX_PAGE_SIZE);
-        assertThat(largest).allSatisfy(page -> assertThat(page.getSerializedSize())
-                .isLessThanOrEqualTo(CallLog.MAX_PAGE_BYTES).isLessThan(FOUR_MIB));
+        assertThat(largest)
+                .allSatisfy(page -> assertThat(page.getSerializedSize())
+                        .isLessThanOrEqualTo(CallLog.MAX_PAGE_BYTES)
+                        .isLessThan(FOUR_MIB));
         // Cut by bytes, not by count: 300 such SKUs (2.5 MB) do not fit one page of 1000.
-        assertThat(largest.stream().filter(page -> page.getSkusList().stream().anyMatch(s -> s.getSku().startsWith(name))))
+        assertThat(largest.stream()
+                        .filter(page -> page.getSkusList().stream()
+                                .anyMatch(s -> s.getSku().startsWith(name))))
                 .hasSizeGreaterThan(1);
-        assertThat(largest.stream().mapToLong(page -> page.getSkusList().stream()
-                .filter(s -> s.getSku().startsWith(name)).count()).sum()).isEqualTo(300);
+        assertThat(largest.stream()
+                        .mapToLong(page -> page.getSkusList().stream()
+                                .filter(s -> s.getSku().startsWith(name))
+                                .count())
+                        .sum())
+                .isEqualTo(300);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"not a token!", "czE6", "YWJj", "_w", "%%%"})
     void aMalformedTokenIsInvalidArgumentNamingIt(String token) {
         // "czE6" is the prefix with no SKU, "YWJj" valid base64 without the prefix, "_w" not UTF-8.
-        StatusRuntimeException bad = catchThrowableOfType(StatusRuntimeException.class,
+        StatusRuntimeException bad = catchThrowableOfType(
+                StatusRuntimeException.class,
                 () -> stock.stats(StatsRequest.newBuilder().setPageToken(token).build()));
         assertThat(bad.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(bad.getStatus().getDescription()).startsWith("page_token:");
@@ -112,14 +133,18 @@ class StatsPagingTests {
 
     @Test
     void aHugeTokenIsRefusedWithoutDecodingIt() {
-        StatusRuntimeException bad = catchThrowableOfType(StatusRuntimeException.class,
-                () -> stock.stats(StatsRequest.newBuilder().setPageToken("A".repeat(100_000)).build()));
+        StatusRuntimeException bad = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> stock.stats(StatsRequest.newBuilder()
+                        .setPageToken("A".repeat(100_000))
+                        .build()));
         assertThat(bad.getStatus().getDescription()).startsWith("page_token:");
     }
 
     @Test
     void aNegativePageSizeIsInvalidArgumentNamingIt() {
-        StatusRuntimeException bad = catchThrowableOfType(StatusRuntimeException.class,
+        StatusRuntimeException bad = catchThrowableOfType(
+                StatusRuntimeException.class,
                 () -> stock.stats(StatsRequest.newBuilder().setPageSize(-1).build()));
         assertThat(bad.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(bad.getStatus().getDescription()).startsWith("page_size:");
@@ -130,9 +155,10 @@ class StatsPagingTests {
         check("gone-a");
         check("gone-c");
         // A token after "gone-b", which was never recorded (as if evicted meanwhile).
-        String token = Base64.getUrlEncoder().withoutPadding()
-                .encodeToString("s1:gone-b".getBytes(StandardCharsets.UTF_8));
-        StatsReply next = stock.stats(StatsRequest.newBuilder().setPageSize(1).setPageToken(token).build());
+        String token =
+                Base64.getUrlEncoder().withoutPadding().encodeToString("s1:gone-b".getBytes(StandardCharsets.UTF_8));
+        StatsReply next = stock.stats(
+                StatsRequest.newBuilder().setPageSize(1).setPageToken(token).build());
         assertThat(next.getSkus(0).getSku()).isEqualTo("gone-c");
     }
 
@@ -140,7 +166,10 @@ class StatsPagingTests {
     void namingOneSkuIgnoresPaging() {
         check("one-sku");
         StatsReply reply = stock.stats(StatsRequest.newBuilder()
-                .setSku("one-sku").setPageSize(-1).setPageToken("not a token!").build());
+                .setSku("one-sku")
+                .setPageSize(-1)
+                .setPageToken("not a token!")
+                .build());
         assertThat(reply.getSkusList()).extracting(SkuStats::getSku).containsExactly("one-sku");
         assertThat(reply.getNextPageToken()).isEmpty();
     }
@@ -150,7 +179,10 @@ class StatsPagingTests {
         String token = "";
         do {
             StatsReply page = stock.withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .stats(StatsRequest.newBuilder().setPageSize(pageSize).setPageToken(token).build());
+                    .stats(StatsRequest.newBuilder()
+                            .setPageSize(pageSize)
+                            .setPageToken(token)
+                            .build());
             pages.add(page);
             token = page.getNextPageToken();
             assertThat(pages).as("pages end").hasSizeLessThan(100_000);
@@ -159,6 +191,7 @@ class StatsPagingTests {
     }
 
     private void check(String sku) {
-        stock.withDeadlineAfter(10, TimeUnit.SECONDS).check(CheckRequest.newBuilder().setSku(sku).build());
+        stock.withDeadlineAfter(10, TimeUnit.SECONDS)
+                .check(CheckRequest.newBuilder().setSku(sku).build());
     }
 }

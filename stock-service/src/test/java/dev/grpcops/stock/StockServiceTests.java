@@ -18,14 +18,15 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=stock-test",
-    "grpc.server.port=-1",
-    "grpc.client.stock.address=in-process:stock-test",
-    "management.server.port=-1",
-    // Nothing here tests the drain; without this each context close would wait the default 5 s.
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=stock-test",
+            "grpc.server.port=-1",
+            "grpc.client.stock.address=in-process:stock-test",
+            "management.server.port=-1",
+            // Nothing here tests the drain; without this each context close would wait the default 5 s.
+            "grpcops.shutdown.drain-delay=0s",
+        })
 class StockServiceTests {
 
     @GrpcClient("stock")
@@ -57,8 +58,8 @@ class StockServiceTests {
 
     @Test
     void flakySkuFailsOnlyItsFirstCall() {
-        StatusRuntimeException first = catchThrowableOfType(StatusRuntimeException.class,
-                () -> stock.check(check("flaky-first", 0)));
+        StatusRuntimeException first =
+                catchThrowableOfType(StatusRuntimeException.class, () -> stock.check(check("flaky-first", 0)));
         assertThat(first.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(stock.check(check("flaky-first", 0)).getSku()).isEqualTo("flaky-first");
         assertThat(stats("flaky-first").getCalls()).isEqualTo(2);
@@ -74,13 +75,17 @@ class StockServiceTests {
     @Test
     void dropsTheReplyWhenTheCallerDeadlinePasses() {
         Duration delay = Duration.ofSeconds(10);
-        StatusRuntimeException late = catchThrowableOfType(StatusRuntimeException.class,
-                () -> stock.withDeadlineAfter(300, TimeUnit.MILLISECONDS).check(check("abandoned", (int) delay.toMillis())));
+        StatusRuntimeException late = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> stock.withDeadlineAfter(300, TimeUnit.MILLISECONDS)
+                        .check(check("abandoned", (int) delay.toMillis())));
         assertThat(late.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         // The scheduled reply is gone, not waiting out its 10 s for a caller that left: zero well
         // before the delay is up can only be the cancelled reply, not a sent one.
-        await().atMost(delay.dividedBy(2)).untilAsserted(() ->
-                assertThat(registry.get("stock.replies.pending").gauge().value()).isZero());
+        await().atMost(delay.dividedBy(2))
+                .untilAsserted(() -> assertThat(
+                                registry.get("stock.replies.pending").gauge().value())
+                        .isZero());
     }
 
     @Test
@@ -93,19 +98,22 @@ class StockServiceTests {
     void statsOfEverySkuWhenNoneIsNamed() {
         stock.check(check("listed", 0));
         assertThat(stock.stats(StatsRequest.getDefaultInstance()).getSkusList())
-                .extracting(SkuStats::getSku).contains("listed");
+                .extracting(SkuStats::getSku)
+                .contains("listed");
     }
 
     @Test
     void badInputIsRefusedNamingTheFieldAndNotRecorded() {
-        StatusRuntimeException bad = catchThrowableOfType(StatusRuntimeException.class,
-                () -> stock.check(check("bad-delay", -5)));
+        StatusRuntimeException bad =
+                catchThrowableOfType(StatusRuntimeException.class, () -> stock.check(check("bad-delay", -5)));
         assertThat(bad.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(bad.getStatus().getDescription()).isEqualTo("delay_ms: must be 0-60000, got -5");
         assertThat(stats("bad-delay").getCalls()).isZero();
 
-        StatusRuntimeException badStats = catchThrowableOfType(StatusRuntimeException.class,
-                () -> stock.stats(StatsRequest.newBuilder().setSku("x".repeat(200)).build()));
+        StatusRuntimeException badStats = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> stock.stats(
+                        StatsRequest.newBuilder().setSku("x".repeat(200)).build()));
         assertThat(badStats.getStatus().getDescription()).startsWith("sku:");
         // Still serving.
         assertThat(stock.check(check("after-bad", 0)).getSku()).isEqualTo("after-bad");

@@ -73,17 +73,24 @@ class AbuseTests {
         Map<Status.Code, AtomicInteger> codes = new ConcurrentHashMap<>();
         for (int i = 0; i < names; i++) {
             MethodDescriptor<byte[], byte[]> madeUp = raw("made.up.Service" + i + "/Method" + i);
-            ClientCalls.asyncUnaryCall(channel.newCall(madeUp, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
-                    new byte[0], counting(codes, answered));
+            ClientCalls.asyncUnaryCall(
+                    channel.newCall(madeUp, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
+                    new byte[0],
+                    counting(codes, answered));
         }
-        assertThat(answered.await(60, TimeUnit.SECONDS)).as("every made-up call answered").isTrue();
+        assertThat(answered.await(60, TimeUnit.SECONDS))
+                .as("every made-up call answered")
+                .isTrue();
 
         assertThat(codes).containsOnlyKeys(Status.Code.UNIMPLEMENTED);
         String metrics = stock.metrics();
-        System.out.printf("measured: %d made-up method names: %d series before, %d after%n", names, before, series(metrics));
-        assertThat(series(metrics)).as("series after %d made-up names (before: %d)", names, before)
+        System.out.printf(
+                "measured: %d made-up method names: %d series before, %d after%n", names, before, series(metrics));
+        assertThat(series(metrics))
+                .as("series after %d made-up names (before: %d)", names, before)
                 .isLessThanOrEqualTo(before + 5);
-        assertThat(Prometheus.sum(metrics, "grpc_server_unknown_method_calls_total")).isEqualTo(names);
+        assertThat(Prometheus.sum(metrics, "grpc_server_unknown_method_calls_total"))
+                .isEqualTo(names);
         assertResponsive(stock, channel);
     }
 
@@ -106,25 +113,34 @@ class AbuseTests {
         MethodDescriptor<byte[], byte[]> check = raw(StockGrpc.getCheckMethod().getFullMethodName());
         for (int i = 0; i < requests; i++) {
             // Field 1 (sku) claims 127 bytes and brings 2: not a CheckRequest.
-            ClientCalls.asyncUnaryCall(channel.newCall(check, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
-                    new byte[] {0x0a, 0x7f, 0x41, 0x42}, counting(codes, answered));
+            ClientCalls.asyncUnaryCall(
+                    channel.newCall(check, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
+                    new byte[] {0x0a, 0x7f, 0x41, 0x42},
+                    counting(codes, answered));
         }
         assertThat(answered.await(60, TimeUnit.SECONDS)).isTrue();
 
         assertThat(codes).containsOnlyKeys(Status.Code.INVALID_ARGUMENT);
-        assertThat(Prometheus.sum(stock.metrics(), "grpc_server_malformed_requests_total",
-                "method=\"chain.v1.Stock/Check\"")).isEqualTo(requests);
+        assertThat(Prometheus.sum(
+                        stock.metrics(), "grpc_server_malformed_requests_total", "method=\"chain.v1.Stock/Check\""))
+                .isEqualTo(requests);
         String log = stock.log();
         // The probe: 2,000 requests, 6.4 MB of log. Now one line per 10 s interval, with a count.
-        assertThat(log.lines().filter(line -> line.contains("undecodable request")).count()).isLessThanOrEqualTo(3);
+        assertThat(log.lines()
+                        .filter(line -> line.contains("undecodable request"))
+                        .count())
+                .isLessThanOrEqualTo(3);
         assertThat(log).doesNotContain("Application error processing RPC").doesNotContain("SerializingExecutor");
         assertResponsive(stock, channel);
     }
 
     @Test
     void heldCallsAreBoundedPerConnectionAndInAllAndMemoryComesBack() throws Exception {
-        ServiceProcess stock = start("stock-service", "--stock.max-pending-replies=1500",
-                "--grpcops.server.max-concurrent-calls-per-connection=1000", WITHOUT_ADMISSION);
+        ServiceProcess stock = start(
+                "stock-service",
+                "--stock.max-pending-replies=1500",
+                "--grpcops.server.max-concurrent-calls-per-connection=1000",
+                WITHOUT_ADMISSION);
         List<ManagedChannel> connections = List.of(channel(stock), channel(stock));
         ManagedChannel probe = channel(stock);
         assertResponsive(stock, probe);
@@ -134,8 +150,11 @@ class AbuseTests {
         // One connection: at most 1000 of its calls are open on the server; the rest wait in the client.
         Map<Status.Code, AtomicInteger> first = new ConcurrentHashMap<>();
         List<ClientCall<CheckRequest, CheckReply>> calls = new ArrayList<>(hold(connections.get(0), 3_000, first));
-        await().atMost(Duration.ofSeconds(60)).until(() -> Prometheus.sum(stock.metrics(), "stock_replies_pending") == 1000);
-        assertThat(first).as("nothing refused: the connection's own bound holds them back").isEmpty();
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Prometheus.sum(stock.metrics(), "stock_replies_pending") == 1000);
+        assertThat(first)
+                .as("nothing refused: the connection's own bound holds them back")
+                .isEmpty();
         // A second connection: 500 more are held, up to stock.max-pending-replies; the rest are refused.
         Map<Status.Code, AtomicInteger> second = new ConcurrentHashMap<>();
         calls.addAll(hold(connections.get(1), 3_000, second));
@@ -147,11 +166,13 @@ class AbuseTests {
 
         calls.forEach(call -> call.cancel("the abusive client leaves", null));
         assertThat(count(first, Status.Code.RESOURCE_EXHAUSTED)).isZero();
-        await().atMost(Duration.ofSeconds(30)).until(() -> Prometheus.sum(stock.metrics(), "stock_replies_pending") == 0);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> Prometheus.sum(stock.metrics(), "stock_replies_pending") == 0);
         double heapAfter = heapAfterGc(stock);
-        System.out.printf("measured: 6000 held Checks on 2 connections: 1500 held, %d refused; heap after GC %.0f MB before,"
-                + " %.0f MB held, %.0f MB after%n", count(second, Status.Code.RESOURCE_EXHAUSTED),
-                heapBefore / 1e6, heapHeld / 1e6, heapAfter / 1e6);
+        System.out.printf(
+                "measured: 6000 held Checks on 2 connections: 1500 held, %d refused; heap after GC %.0f MB before,"
+                        + " %.0f MB held, %.0f MB after%n",
+                count(second, Status.Code.RESOURCE_EXHAUSTED), heapBefore / 1e6, heapHeld / 1e6, heapAfter / 1e6);
 
         // Held calls cost a few KB each (3.7 KB in the probe): 1500 of them a few MB, not 160 MB.
         assertThat(heapHeld - heapBefore).as("heap held by 1500 calls, bytes").isLessThan(64 * 1024 * 1024);
@@ -166,23 +187,28 @@ class AbuseTests {
         ManagedChannel probe = channel(stock);
         assertResponsive(stock, probe);
         AtomicInteger closedConnections = new AtomicInteger();
-        ManagedChannel attacker = NettyChannelBuilder.forAddress(stock.host, stock.grpcPort).usePlaintext()
+        ManagedChannel attacker = NettyChannelBuilder.forAddress(stock.host, stock.grpcPort)
+                .usePlaintext()
                 .addTransportFilter(new ClientTransportFilter() {
                     @Override
                     public void transportTerminated(Attributes transportAttrs) {
                         closedConnections.incrementAndGet();
                     }
-                }).build();
+                })
+                .build();
         channels.add(attacker);
-        CheckRequest request = CheckRequest.newBuilder().setSku("reset").setDelayMs(60_000).build();
+        CheckRequest request =
+                CheckRequest.newBuilder().setSku("reset").setDelayMs(60_000).build();
         // One connection, warm: every HEADERS below goes on it.
-        StockGrpc.newBlockingStub(attacker).withDeadlineAfter(10, TimeUnit.SECONDS)
+        StockGrpc.newBlockingStub(attacker)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
                 .check(CheckRequest.newBuilder().setSku("warm").build());
 
         // The probe: 20,000 HEADERS + RST_STREAM pairs in 2.2 s on one connection, no GOAWAY.
         // Here 5,000, at least ten times the 500 per second the server allows.
         for (int i = 0; i < 5_000; i++) {
-            ClientCall<CheckRequest, CheckReply> call = attacker.newCall(StockGrpc.getCheckMethod(), CallOptions.DEFAULT);
+            ClientCall<CheckRequest, CheckReply> call =
+                    attacker.newCall(StockGrpc.getCheckMethod(), CallOptions.DEFAULT);
             ClientCalls.asyncUnaryCall(call, request, counting(new ConcurrentHashMap<>(), new CountDownLatch(0)));
             call.cancel("rapid reset", null);
         }
@@ -190,7 +216,8 @@ class AbuseTests {
         // GOAWAY ENHANCE_YOUR_CALM: the server closed the attacker's connection.
         long flooding = System.nanoTime();
         await().atMost(Duration.ofSeconds(30)).until(() -> closedConnections.get() >= 1);
-        System.out.printf("measured: 5000 HEADERS+RST_STREAM pairs: connection closed by the server %d ms after the flood%n",
+        System.out.printf(
+                "measured: 5000 HEADERS+RST_STREAM pairs: connection closed by the server %d ms after the flood%n",
                 Duration.ofNanos(System.nanoTime() - flooding).toMillis());
         assertResponsive(stock, probe);
         assertThat(stock.isAlive()).isTrue();
@@ -200,7 +227,9 @@ class AbuseTests {
     void edgeFanOutIsBoundedAndACancellingCallerLeavesNothingBehind() throws Exception {
         ServiceProcess stock = start("stock-service");
         ServiceProcess pricing = start("pricing-service", "--grpc.client.stock.address=static://" + stock.target());
-        ServiceProcess edge = start("edge-service", "--grpc.client.pricing.address=static://" + pricing.target(),
+        ServiceProcess edge = start(
+                "edge-service",
+                "--grpc.client.pricing.address=static://" + pricing.target(),
                 "--edge.max-quotes-in-flight=2000");
         ManagedChannel toEdge = channel(edge);
         assertResponsive(edge, toEdge);
@@ -216,19 +245,24 @@ class AbuseTests {
             }
             checkouts.add(EdgeGrpc.newFutureStub(toEdge).checkout(request.build()));
         }
-        await().atMost(Duration.ofSeconds(60)).until(() ->
-                Prometheus.sum(edge.metrics(), "edge_quotes_in_flight") == 2000);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Prometheus.sum(edge.metrics(), "edge_quotes_in_flight") == 2000);
         assertResponsive(edge, toEdge);
 
         checkouts.forEach(checkout -> checkout.cancel(true));
-        await().atMost(Duration.ofSeconds(30)).until(() -> Prometheus.sum(edge.metrics(), "edge_quotes_in_flight") == 0);
-        await().atMost(Duration.ofSeconds(30)).until(() -> Prometheus.sum(stock.metrics(), "stock_replies_pending") == 0);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> Prometheus.sum(edge.metrics(), "edge_quotes_in_flight") == 0);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> Prometheus.sum(stock.metrics(), "stock_replies_pending") == 0);
         String metrics = edge.metrics();
         assertThat(Prometheus.sum(metrics, "edge_lines_unavailable_total", "reason=\"CANCELLED\""))
-                .as("the caller's own cancellation is not an unavailable line").isZero();
+                .as("the caller's own cancellation is not an unavailable line")
+                .isZero();
         double heapAfter = heapAfterGc(edge);
-        System.out.printf("measured: 200 Checkouts x 100 SKUs, cancelled: Edge held at most 2000 Quotes;"
-                + " Edge heap after GC %.0f MB before, %.0f MB after%n", heapBefore / 1e6, heapAfter / 1e6);
+        System.out.printf(
+                "measured: 200 Checkouts x 100 SKUs, cancelled: Edge held at most 2000 Quotes;"
+                        + " Edge heap after GC %.0f MB before, %.0f MB after%n",
+                heapBefore / 1e6, heapAfter / 1e6);
         assertThat(heapAfter).isLessThan(heapBefore + 16 * 1024 * 1024);
         assertResponsive(edge, toEdge);
 
@@ -242,12 +276,18 @@ class AbuseTests {
     }
 
     /** Starts {@code count} Checks of 60 s, no deadline, on {@code channel}; their outcomes go to {@code codes}. */
-    private static List<ClientCall<CheckRequest, CheckReply>> hold(ManagedChannel channel, int count,
-            Map<Status.Code, AtomicInteger> codes) {
+    private static List<ClientCall<CheckRequest, CheckReply>> hold(
+            ManagedChannel channel, int count, Map<Status.Code, AtomicInteger> codes) {
         List<ClientCall<CheckRequest, CheckReply>> calls = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            ClientCall<CheckRequest, CheckReply> call = channel.newCall(StockGrpc.getCheckMethod(), CallOptions.DEFAULT);
-            ClientCalls.asyncUnaryCall(call, CheckRequest.newBuilder().setSku("held-" + (i % 50)).setDelayMs(60_000).build(),
+            ClientCall<CheckRequest, CheckReply> call =
+                    channel.newCall(StockGrpc.getCheckMethod(), CallOptions.DEFAULT);
+            ClientCalls.asyncUnaryCall(
+                    call,
+                    CheckRequest.newBuilder()
+                            .setSku("held-" + (i % 50))
+                            .setDelayMs(60_000)
+                            .build(),
                     counting(codes, new CountDownLatch(0)));
             calls.add(call);
         }
@@ -268,13 +308,18 @@ class AbuseTests {
 
     /** Health and a normal call, each answered within {@link #RESPONSIVE}. */
     private static void assertResponsive(ServiceProcess service, ManagedChannel channel) {
-        assertThat(HealthGrpc.newBlockingStub(channel).withDeadlineAfter(RESPONSIVE.toMillis(), TimeUnit.MILLISECONDS)
-                .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
+        assertThat(HealthGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(RESPONSIVE.toMillis(), TimeUnit.MILLISECONDS)
+                        .check(HealthCheckRequest.getDefaultInstance())
+                        .getStatus())
+                .isEqualTo(ServingStatus.SERVING);
         if (service.name.startsWith("stock")) {
-            StockGrpc.newBlockingStub(channel).withDeadlineAfter(RESPONSIVE.toMillis(), TimeUnit.MILLISECONDS)
+            StockGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(RESPONSIVE.toMillis(), TimeUnit.MILLISECONDS)
                     .check(CheckRequest.newBuilder().setSku("normal").build());
         } else if (service.name.startsWith("edge")) {
-            EdgeGrpc.newBlockingStub(channel).withDeadlineAfter(RESPONSIVE.toMillis(), TimeUnit.MILLISECONDS)
+            EdgeGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(RESPONSIVE.toMillis(), TimeUnit.MILLISECONDS)
                     .checkout(CheckoutRequest.newBuilder().addSkus("normal").build());
         }
     }
@@ -282,13 +327,17 @@ class AbuseTests {
     /** Heap in use right after a full GC (jcmd GC.run), from the service's own metrics. */
     private static double heapAfterGc(ServiceProcess service) throws IOException, InterruptedException {
         Process gc = new ProcessBuilder("jcmd", Long.toString(service.pid()), "GC.run")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         assertThat(gc.waitFor(30, TimeUnit.SECONDS)).as("jcmd GC.run").isTrue();
         return Prometheus.sum(service.metrics(), "jvm_memory_used_bytes", "area=\"heap\"");
     }
 
     private static int series(String metrics) {
-        return (int) metrics.lines().filter(line -> !line.isBlank() && !line.startsWith("#")).count();
+        return (int) metrics.lines()
+                .filter(line -> !line.isBlank() && !line.startsWith("#"))
+                .count();
     }
 
     private static int count(Map<Status.Code, AtomicInteger> codes, Status.Code code) {
@@ -299,12 +348,12 @@ class AbuseTests {
     private static <T> StreamObserver<T> counting(Map<Status.Code, AtomicInteger> codes, CountDownLatch answered) {
         return new StreamObserver<>() {
             @Override
-            public void onNext(T value) {
-            }
+            public void onNext(T value) {}
 
             @Override
             public void onError(Throwable failure) {
-                codes.computeIfAbsent(Status.fromThrowable(failure).getCode(), c -> new AtomicInteger()).incrementAndGet();
+                codes.computeIfAbsent(Status.fromThrowable(failure).getCode(), c -> new AtomicInteger())
+                        .incrementAndGet();
                 answered.countDown();
             }
 

@@ -38,6 +38,7 @@ class ChainTests {
 
     /** What a hop may lose to scheduling on a busy 2-core machine, on top of the budget maths. */
     private static final Offset<Double> SLACK = Offset.offset(0.15);
+
     private static final AtomicInteger SKU = new AtomicInteger();
 
     private static ServiceProcess stock;
@@ -61,8 +62,11 @@ class ChainTests {
         toEdge = edge.channel();
         // Connections and the JIT warm up on the first calls; the numbers below are about the budget.
         for (int i = 0; i < 20; i++) {
-            edge().withDeadlineAfter(10, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
-                    .addSkus("warm-" + i).addSkus("warm-" + i).build());
+            edge().withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder()
+                            .addSkus("warm-" + i)
+                            .addSkus("warm-" + i)
+                            .build());
             stock().check(CheckRequest.newBuilder().setSku("warm").build());
         }
     }
@@ -75,17 +79,21 @@ class ChainTests {
                 channel.shutdownNow();
             }
         }
-        ServiceProcess.stopAll(java.util.stream.Stream.of(edge, pricing, stock).filter(java.util.Objects::nonNull).toList());
+        ServiceProcess.stopAll(java.util.stream.Stream.of(edge, pricing, stock)
+                .filter(java.util.Objects::nonNull)
+                .toList());
     }
 
     @Test
     void oneSecondQuoteHandsStockEightHundredMillis() {
         String sku = sku("quote-1s");
-        QuoteReply reply = pricing().withDeadlineAfter(1, TimeUnit.SECONDS)
+        QuoteReply reply = pricing()
+                .withDeadlineAfter(1, TimeUnit.SECONDS)
                 .quote(QuoteRequest.newBuilder().setSku(sku).build());
 
         assertThat(reply.getPriceCents()).isEqualTo(1200);
-        assertThat(stats(sku).getReceivedDeadlineSList()).singleElement()
+        assertThat(stats(sku).getReceivedDeadlineSList())
+                .singleElement()
                 .satisfies(s -> assertThat(s).isCloseTo(0.8, SLACK).isLessThanOrEqualTo(0.81));
     }
 
@@ -94,7 +102,8 @@ class ChainTests {
         String sku = sku("quote-none");
         pricing().quote(QuoteRequest.newBuilder().setSku(sku).build());
 
-        assertThat(stats(sku).getReceivedDeadlineSList()).singleElement()
+        assertThat(stats(sku).getReceivedDeadlineSList())
+                .singleElement()
                 .satisfies(s -> assertThat(s).isCloseTo(1.8, SLACK).isLessThanOrEqualTo(1.81));
     }
 
@@ -106,8 +115,10 @@ class ChainTests {
         for (int attempt = 0; attempt < 3; attempt++) {
             String sku = sku("quote-short");
             long started = System.nanoTime();
-            StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () ->
-                    pricing().withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+            StatusRuntimeException refused = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> pricing()
+                            .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
                             .quote(QuoteRequest.newBuilder().setSku(sku).build()));
             Duration took = Duration.ofNanos(System.nanoTime() - started);
 
@@ -130,7 +141,10 @@ class ChainTests {
         Duration delay = Duration.ofMillis(250);
         long started = System.nanoTime();
         CheckoutReply reply = edge().withDeadlineAfter(1200, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addAllSkus(skus).setDelayMs((int) delay.toMillis()).build());
+                .checkout(CheckoutRequest.newBuilder()
+                        .addAllSkus(skus)
+                        .setDelayMs((int) delay.toMillis())
+                        .build());
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(reply.getLinesList()).extracting(Line::getSku).containsExactlyElementsOf(skus);
@@ -140,7 +154,8 @@ class ChainTests {
         System.out.println("measured: Checkout of 4 SKUs at 250 ms each took " + took.toMillis() + " ms");
         assertThat(took).as("parallel fan-out").isLessThan(delay.multipliedBy(skus.size()));
         for (String sku : skus) {
-            assertThat(stats(sku).getReceivedDeadlineSList()).singleElement()
+            assertThat(stats(sku).getReceivedDeadlineSList())
+                    .singleElement()
                     .satisfies(s -> assertThat(s).isCloseTo(0.8, SLACK).isLessThanOrEqualTo(0.81));
         }
     }
@@ -151,10 +166,16 @@ class ChainTests {
         String slow = sku("slow");
         String fast2 = sku("fast");
         // A reply at all means Edge answered within the 1 s deadline, although the slow SKU took 3 s.
-        CheckoutReply reply = edge().withDeadlineAfter(1, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
-                .addSkus(fast1).addSkus(slow).addSkus(fast2).addSlowSkus(slow).build());
+        CheckoutReply reply = edge().withDeadlineAfter(1, TimeUnit.SECONDS)
+                .checkout(CheckoutRequest.newBuilder()
+                        .addSkus(fast1)
+                        .addSkus(slow)
+                        .addSkus(fast2)
+                        .addSlowSkus(slow)
+                        .build());
 
-        assertThat(reply.getLinesList()).extracting(Line::getSku, Line::getAvailable, Line::getReason)
+        assertThat(reply.getLinesList())
+                .extracting(Line::getSku, Line::getAvailable, Line::getReason)
                 .containsExactly(
                         org.assertj.core.groups.Tuple.tuple(fast1, true, ""),
                         org.assertj.core.groups.Tuple.tuple(slow, false, "DEADLINE_EXCEEDED"),
@@ -185,68 +206,118 @@ class ChainTests {
 
     @Test
     void stockDropsTheReplyOfACallerThatLeft() {
-        StatusRuntimeException late = catchThrowableOfType(StatusRuntimeException.class, () ->
-                stock().withDeadlineAfter(300, TimeUnit.MILLISECONDS)
-                        .check(CheckRequest.newBuilder().setSku(sku("gone")).setDelayMs(10_000).build()));
+        StatusRuntimeException late = catchThrowableOfType(
+                StatusRuntimeException.class,
+                () -> stock().withDeadlineAfter(300, TimeUnit.MILLISECONDS)
+                        .check(CheckRequest.newBuilder()
+                                .setSku(sku("gone"))
+                                .setDelayMs(10_000)
+                                .build()));
 
         assertThat(late.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         // Well within the 10 s delay: a zero here is the cancelled reply, not one that was sent.
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
-                assertThat(Prometheus.sum(stock.metrics(), "stock_replies_pending")).isZero());
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(Prometheus.sum(stock.metrics(), "stock_replies_pending"))
+                        .isZero());
     }
 
     @Test
     void badInputIsRefusedNamingTheFieldAndNothingDownstreamIsCalled() {
         String sku = sku("bad");
-        assertInvalid(() -> edge().checkout(CheckoutRequest.newBuilder().addSkus(sku).addSkus("").build()),
+        assertInvalid(
+                () -> edge().checkout(CheckoutRequest.newBuilder()
+                        .addSkus(sku)
+                        .addSkus("")
+                        .build()),
                 "skus[1]: must be 1-128 characters, got 0");
-        assertInvalid(() -> edge().checkout(CheckoutRequest.newBuilder().addSkus(sku).setDelayMs(60_001).build()),
+        assertInvalid(
+                () -> edge().checkout(CheckoutRequest.newBuilder()
+                        .addSkus(sku)
+                        .setDelayMs(60_001)
+                        .build()),
                 "delay_ms: must be 0-60000, got 60001");
-        assertInvalid(() -> edge().checkout(CheckoutRequest.newBuilder()
-                .addAllSkus(java.util.Collections.nCopies(101, sku)).build()), "skus: 101 SKUs, at most 100 allowed");
-        assertInvalid(() -> edge().checkout(CheckoutRequest.newBuilder().addSkus(sku).addSlowSkus("a\nb").build()),
+        assertInvalid(
+                () -> edge().checkout(CheckoutRequest.newBuilder()
+                        .addAllSkus(java.util.Collections.nCopies(101, sku))
+                        .build()),
+                "skus: 101 SKUs, at most 100 allowed");
+        assertInvalid(
+                () -> edge().checkout(CheckoutRequest.newBuilder()
+                        .addSkus(sku)
+                        .addSlowSkus("a\nb")
+                        .build()),
                 "slow_skus[0]: must not contain control characters");
-        assertInvalid(() -> pricing().quote(QuoteRequest.newBuilder().setSku("x".repeat(129)).build()),
+        assertInvalid(
+                () -> pricing()
+                        .quote(QuoteRequest.newBuilder().setSku("x".repeat(129)).build()),
                 "sku: must be 1-128 characters, got 129");
-        assertInvalid(() -> stock().check(CheckRequest.newBuilder().setSku(sku).setDelayMs(-1).build()),
+        assertInvalid(
+                () -> stock().check(CheckRequest.newBuilder()
+                        .setSku(sku)
+                        .setDelayMs(-1)
+                        .build()),
                 "delay_ms: must be 0-60000, got -1");
 
         assertThat(stats(sku).getCalls()).as("nothing reached Stock").isZero();
-        assertThat(edge().checkout(CheckoutRequest.newBuilder().addSkus(sku).build()).getLines(0).getAvailable())
-                .as("still serving").isTrue();
+        assertThat(edge().checkout(CheckoutRequest.newBuilder().addSkus(sku).build())
+                        .getLines(0)
+                        .getAvailable())
+                .as("still serving")
+                .isTrue();
     }
 
     @Test
     void budgetMetricsAreExportedUnderTheirPrometheusNames() {
         // 450 ms less the 200 ms reserve cannot cover Stock's 300 ms minimum: not sent.
-        assertThat(catchThrowableOfType(StatusRuntimeException.class, () -> pricing().withDeadlineAfter(450, TimeUnit.MILLISECONDS)
-                .quote(QuoteRequest.newBuilder().setSku(sku("metrics")).build())).getStatus().getCode())
+        assertThat(catchThrowableOfType(
+                                StatusRuntimeException.class,
+                                () -> pricing()
+                                        .withDeadlineAfter(450, TimeUnit.MILLISECONDS)
+                                        .quote(QuoteRequest.newBuilder()
+                                                .setSku(sku("metrics"))
+                                                .build()))
+                        .getStatus()
+                        .getCode())
                 .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         edge().withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addSkus("flaky-" + sku("metrics")).build());
+                .checkout(CheckoutRequest.newBuilder()
+                        .addSkus("flaky-" + sku("metrics"))
+                        .build());
         edge().withDeadlineAfter(800, TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addSkus("flaky-" + sku("metrics")).build());
+                .checkout(CheckoutRequest.newBuilder()
+                        .addSkus("flaky-" + sku("metrics"))
+                        .build());
         pricing().quote(QuoteRequest.newBuilder().setSku(sku("metrics")).build());
 
         String pricingMetrics = pricing.metrics();
-        assertThat(Prometheus.sum(pricingMetrics, "grpc_budget_remaining_seconds_count",
-                "method=\"chain.v1.Pricing/Quote\"")).isGreaterThan(0);
-        assertThat(Prometheus.has(pricingMetrics, "grpc_budget_remaining_seconds_bucket")).isTrue();
-        assertThat(Prometheus.sum(pricingMetrics, "grpc_budget_downstream_seconds_count",
-                "method=\"chain.v1.Stock/Check\"")).isGreaterThan(0);
-        assertThat(Prometheus.sum(pricingMetrics, "grpc_budget_default_applied_total",
-                "method=\"chain.v1.Pricing/Quote\"")).isGreaterThanOrEqualTo(1);
-        assertThat(Prometheus.sum(pricingMetrics, "grpc_budget_insufficient_total",
-                "method=\"chain.v1.Stock/Check\"")).isGreaterThanOrEqualTo(1);
+        assertThat(Prometheus.sum(
+                        pricingMetrics, "grpc_budget_remaining_seconds_count", "method=\"chain.v1.Pricing/Quote\""))
+                .isGreaterThan(0);
+        assertThat(Prometheus.has(pricingMetrics, "grpc_budget_remaining_seconds_bucket"))
+                .isTrue();
+        assertThat(Prometheus.sum(
+                        pricingMetrics, "grpc_budget_downstream_seconds_count", "method=\"chain.v1.Stock/Check\""))
+                .isGreaterThan(0);
+        assertThat(Prometheus.sum(
+                        pricingMetrics, "grpc_budget_default_applied_total", "method=\"chain.v1.Pricing/Quote\""))
+                .isGreaterThanOrEqualTo(1);
+        assertThat(Prometheus.sum(pricingMetrics, "grpc_budget_insufficient_total", "method=\"chain.v1.Stock/Check\""))
+                .isGreaterThanOrEqualTo(1);
 
         String edgeMetrics = edge.metrics();
-        assertThat(Prometheus.sum(edgeMetrics, "grpc_budget_retries_total", "outcome=\"attempted\"")).isGreaterThanOrEqualTo(1);
-        assertThat(Prometheus.sum(edgeMetrics, "grpc_budget_retries_total", "outcome=\"refused\"")).isGreaterThanOrEqualTo(1);
-        assertThat(Prometheus.sum(edgeMetrics, "edge_lines_unavailable_total", "reason=\"UNAVAILABLE\"")).isGreaterThanOrEqualTo(1);
+        assertThat(Prometheus.sum(edgeMetrics, "grpc_budget_retries_total", "outcome=\"attempted\""))
+                .isGreaterThanOrEqualTo(1);
+        assertThat(Prometheus.sum(edgeMetrics, "grpc_budget_retries_total", "outcome=\"refused\""))
+                .isGreaterThanOrEqualTo(1);
+        assertThat(Prometheus.sum(edgeMetrics, "edge_lines_unavailable_total", "reason=\"UNAVAILABLE\""))
+                .isGreaterThanOrEqualTo(1);
         assertThat(Prometheus.has(edgeMetrics, "grpc_server_processing_duration_seconds_count")
-                || Prometheus.has(edgeMetrics, "grpc_server_requests_received_messages_total")).as("standard gRPC metrics")
+                        || Prometheus.has(edgeMetrics, "grpc_server_requests_received_messages_total"))
+                .as("standard gRPC metrics")
                 .isTrue();
-        assertThat(Prometheus.has(stock.metrics(), "jvm_memory_used_bytes")).as("standard JVM metrics").isTrue();
+        assertThat(Prometheus.has(stock.metrics(), "jvm_memory_used_bytes"))
+                .as("standard JVM metrics")
+                .isTrue();
     }
 
     private static void assertInvalid(Supplier<?> call, String message) {

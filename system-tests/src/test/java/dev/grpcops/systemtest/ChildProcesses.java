@@ -12,12 +12,11 @@ final class ChildProcesses {
     private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly),
-                "kill-test-child-processes"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly), "kill-test-child-processes"));
     }
 
-    private ChildProcesses() {
-    }
+    private ChildProcesses() {}
 
     static Process track(Process process) {
         LIVE.add(process);

@@ -24,13 +24,15 @@ final class Cli {
      */
     private static final Duration JAR_TIMEOUT = Duration.ofSeconds(60);
 
-    private Cli() {
-    }
+    private Cli() {}
 
     static Result run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int exit = GrpcOpsCli.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
         return new Result(exit, out.toString(), err.toString());
     }
 
@@ -41,8 +43,8 @@ final class Cli {
      * {@link #JAR_TIMEOUT} is killed and fails the test.
      */
     static Result runJar(Map<String, String> env, String... args) {
-        List<String> command = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse("java"), "-jar", jar().toString()));
+        List<String> command = new ArrayList<>(
+                List.of(ProcessHandle.current().info().command().orElse("java"), "-jar", jar().toString()));
         command.addAll(List.of(args));
         Path out = null;
         Path err = null;
@@ -51,7 +53,8 @@ final class Cli {
             err = Files.createTempFile("grpcops-cli-", ".err");
             ProcessBuilder builder = new ProcessBuilder(command)
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                    .redirectOutput(out.toFile()).redirectError(err.toFile());
+                    .redirectOutput(out.toFile())
+                    .redirectError(err.toFile());
             builder.environment().remove("GRPCOPS_ADMIN_TOKEN");
             builder.environment().putAll(env);
             Process process = ChildProcesses.track(builder.start());
@@ -83,7 +86,7 @@ final class Cli {
 
         /** spread's JSON: pod → calls. */
         Map<String, Integer> pods() {
-            return new Gson().fromJson(out, new TypeToken<Map<String, Integer>>() { }.getType());
+            return new Gson().fromJson(out, new TypeToken<Map<String, Integer>>() {}.getType());
         }
     }
 }

@@ -21,7 +21,10 @@ class ConnectionAgeTests {
             Cli.Result spread = Cli.run("spread", clusterIp.target(), "-n", "32", "--interval", "250ms");
 
             assertThat(spread.exit()).as("zero failed calls: " + spread.err()).isZero();
-            assertThat(spread.pods().values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(32);
+            assertThat(spread.pods().values().stream()
+                            .mapToInt(Integer::intValue)
+                            .sum())
+                    .isEqualTo(32);
             assertThat(spread.pods()).as("answered by").hasSizeGreaterThanOrEqualTo(2);
         }
     }

@@ -23,7 +23,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Flood implements AutoCloseable {
 
     private static final CheckoutRequest CHECKOUT = CheckoutRequest.newBuilder()
-            .addSkus("flood-a").addSkus("flood-b").addSkus("flood-c").build();
+            .addSkus("flood-a")
+            .addSkus("flood-b")
+            .addSkus("flood-c")
+            .build();
 
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Map<Status.Code, AtomicInteger> statuses = new ConcurrentHashMap<>();
@@ -47,23 +50,26 @@ final class Flood implements AutoCloseable {
             return;
         }
         open.incrementAndGet();
-        Futures.addCallback(stub.checkout(CHECKOUT), new FutureCallback<CheckoutReply>() {
-            @Override
-            public void onSuccess(CheckoutReply reply) {
-                done(Status.Code.OK);
-            }
+        Futures.addCallback(
+                stub.checkout(CHECKOUT),
+                new FutureCallback<CheckoutReply>() {
+                    @Override
+                    public void onSuccess(CheckoutReply reply) {
+                        done(Status.Code.OK);
+                    }
 
-            @Override
-            public void onFailure(Throwable failure) {
-                done(Status.fromThrowable(failure).getCode());
-            }
+                    @Override
+                    public void onFailure(Throwable failure) {
+                        done(Status.fromThrowable(failure).getCode());
+                    }
 
-            private void done(Status.Code code) {
-                open.decrementAndGet();
-                statuses.computeIfAbsent(code, k -> new AtomicInteger()).incrementAndGet();
-                send(stub);
-            }
-        }, MoreExecutors.directExecutor());
+                    private void done(Status.Code code) {
+                        open.decrementAndGet();
+                        statuses.computeIfAbsent(code, k -> new AtomicInteger()).incrementAndGet();
+                        send(stub);
+                    }
+                },
+                MoreExecutors.directExecutor());
     }
 
     int count(Status.Code code) {

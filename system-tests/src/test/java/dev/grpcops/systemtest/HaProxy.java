@@ -43,7 +43,8 @@ final class HaProxy implements AutoCloseable {
             throw new IllegalStateException("haproxy is missing, and CI=true: the L4 balancer tests must run in CI"
                     + " (scripts/install-deps.sh installs it)");
         }
-        assumeTrue(binary.isPresent(),
+        assumeTrue(
+                binary.isPresent(),
                 "haproxy is not installed (scripts/install-deps.sh installs it): L4 balancer tests skipped");
         return binary.get();
     }
@@ -54,9 +55,12 @@ final class HaProxy implements AutoCloseable {
             return Optional.of(Path.of(configured)).filter(Files::isExecutable);
         }
         return Stream.concat(
-                        Stream.of(System.getenv().getOrDefault("PATH", "").split(":")).filter(dir -> !dir.isBlank()),
+                        Stream.of(System.getenv().getOrDefault("PATH", "").split(":"))
+                                .filter(dir -> !dir.isBlank()),
                         Stream.of("/usr/sbin", "/usr/local/sbin"))
-                .map(dir -> Path.of(dir, "haproxy")).filter(Files::isExecutable).findFirst();
+                .map(dir -> Path.of(dir, "haproxy"))
+                .filter(Files::isExecutable)
+                .findFirst();
     }
 
     /** Starts HAProxy in front of {@code backends}; see {@link #requireInstalled()} for a missing haproxy. */
@@ -66,11 +70,22 @@ final class HaProxy implements AutoCloseable {
         String servers = backends.stream()
                 .map(b -> "  server " + b.name + " " + b.target())
                 .collect(Collectors.joining("\n"));
-        String config = String.join("\n",
-                "global", "  maxconn 1024",
-                "defaults", "  mode tcp", "  timeout connect 2s", "  timeout client 60s", "  timeout server 60s",
-                "frontend clusterip", "  bind 127.0.0.1:" + port, "  default_backend pods",
-                "backend pods", "  balance roundrobin", servers, "");
+        String config = String.join(
+                "\n",
+                "global",
+                "  maxconn 1024",
+                "defaults",
+                "  mode tcp",
+                "  timeout connect 2s",
+                "  timeout client 60s",
+                "  timeout server 60s",
+                "frontend clusterip",
+                "  bind 127.0.0.1:" + port,
+                "  default_backend pods",
+                "backend pods",
+                "  balance roundrobin",
+                servers,
+                "");
         try {
             Path file = Path.of("target/haproxy-" + port + ".cfg");
             Path log = Path.of("target/haproxy-" + port + ".log");
@@ -94,8 +109,10 @@ final class HaProxy implements AutoCloseable {
 
     private void awaitListening() {
         try {
-            await("haproxy listening on " + port).atMost(Duration.ofSeconds(10))
-                    .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+            await("haproxy listening on " + port)
+                    .atMost(Duration.ofSeconds(10))
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(100))
                     .failFast("haproxy exited, see " + log.toAbsolutePath(), () -> !process.isAlive())
                     .until(this::accepts);
         } catch (RuntimeException e) { // timed out, or haproxy exited

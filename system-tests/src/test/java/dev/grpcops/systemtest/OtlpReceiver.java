@@ -20,8 +20,14 @@ import java.util.stream.Collectors;
 final class OtlpReceiver implements AutoCloseable {
 
     /** One received span, with the service that sent it and its attributes as strings. */
-    record ReceivedSpan(String service, String traceId, String spanId, String parentSpanId, String name,
-            Span.SpanKind kind, Map<String, String> attributes) {
+    record ReceivedSpan(
+            String service,
+            String traceId,
+            String spanId,
+            String parentSpanId,
+            String name,
+            Span.SpanKind kind,
+            Map<String, String> attributes) {
 
         String attribute(String key) {
             return attributes.get(key);
@@ -39,12 +45,19 @@ final class OtlpReceiver implements AutoCloseable {
                 for (ResourceSpans resource : request.getResourceSpansList()) {
                     String service = resource.getResource().getAttributesList().stream()
                             .filter(attribute -> attribute.getKey().equals("service.name"))
-                            .map(attribute -> attribute.getValue().getStringValue()).findFirst().orElse("?");
+                            .map(attribute -> attribute.getValue().getStringValue())
+                            .findFirst()
+                            .orElse("?");
                     for (ScopeSpans scope : resource.getScopeSpansList()) {
                         for (Span span : scope.getSpansList()) {
-                            spans.add(new ReceivedSpan(service, hex(span.getTraceId().toByteArray()),
-                                    hex(span.getSpanId().toByteArray()), hex(span.getParentSpanId().toByteArray()),
-                                    span.getName(), span.getKind(), attributes(span.getAttributesList())));
+                            spans.add(new ReceivedSpan(
+                                    service,
+                                    hex(span.getTraceId().toByteArray()),
+                                    hex(span.getSpanId().toByteArray()),
+                                    hex(span.getParentSpanId().toByteArray()),
+                                    span.getName(),
+                                    span.getKind(),
+                                    attributes(span.getAttributesList())));
                         }
                     }
                 }

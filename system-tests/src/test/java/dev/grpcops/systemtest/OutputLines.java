@@ -21,23 +21,24 @@ final class OutputLines {
     /** Put after the last line when the output ends (the process exited or closed it). */
     static final String END = "<end of output>";
 
-    private OutputLines() {
-    }
+    private OutputLines() {}
 
     static BlockingQueue<String> of(Process process) {
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line = in.readLine(); line != null; line = in.readLine()) {
-                    lines.add(line);
-                }
-            } catch (IOException closed) {
-                // the process was stopped: the output ends here
-            } finally {
-                lines.add(END);
-            }
-        }, "output-lines-" + process.pid());
+        Thread reader = new Thread(
+                () -> {
+                    try (BufferedReader in = new BufferedReader(
+                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line = in.readLine(); line != null; line = in.readLine()) {
+                            lines.add(line);
+                        }
+                    } catch (IOException closed) {
+                        // the process was stopped: the output ends here
+                    } finally {
+                        lines.add(END);
+                    }
+                },
+                "output-lines-" + process.pid());
         reader.setDaemon(true);
         reader.start();
         return lines;

@@ -40,12 +40,15 @@ class OverloadTests {
      * -Doverload.admission=false starts the chain with admission off, to measure the "admission off"
      * column of docs/overload.md: the numbers are recorded first, then the assertions fail, as they should.
      */
-    private static final String ADMISSION = "--grpcops.admission.enabled=" + System.getProperty("overload.admission", "true");
+    private static final String ADMISSION =
+            "--grpcops.admission.enabled=" + System.getProperty("overload.admission", "true");
+
     private static final Duration DEADLINE = Duration.ofSeconds(1);
     /** Checkouts the floods keep in flight; -Doverload.inflight=5000 for the full-size runs. */
     private static final int FLOOD = Integer.getInteger("overload.inflight", 1000);
     /** On a loaded 2-core CI machine, where the floods, the chain and the test share the cores. */
     private static final double MIN_COMPLETE = 0.99;
+
     private static final long MAX_P99_MILLIS = 500;
 
     private static ServiceProcess stock;
@@ -58,22 +61,37 @@ class OverloadTests {
     @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startChain() {
         stock = ServiceProcess.start("stock-service", "stock-overload", "127.0.0.1", Map.of(), ADMISSION);
-        pricing = ServiceProcess.start("pricing-service", "pricing-overload", "127.0.0.1", Map.of(),
+        pricing = ServiceProcess.start(
+                "pricing-service",
+                "pricing-overload",
+                "127.0.0.1",
+                Map.of(),
                 "--grpc.client.stock.address=static://" + stock.target(),
-                "--grpcops.admission.callers.capped.max-criticality=default", ADMISSION);
-        edge = ServiceProcess.start("edge-service", "edge-overload", "127.0.0.1", Map.of(),
+                "--grpcops.admission.callers.capped.max-criticality=default",
+                ADMISSION);
+        edge = ServiceProcess.start(
+                "edge-service",
+                "edge-overload",
+                "127.0.0.1",
+                Map.of(),
                 "--grpc.client.pricing.address=static://" + pricing.target(),
-                "--grpcops.admission.callers.capped.max-criticality=default", ADMISSION);
+                "--grpcops.admission.callers.capped.max-criticality=default",
+                ADMISSION);
         for (ServiceProcess service : List.of(stock, pricing, edge)) {
             service.awaitServing(Duration.ofSeconds(90));
         }
         // A connection carries at most 1000 calls at once (grpcops.server.max-concurrent-calls-per-connection).
-        floodChannels = IntStream.range(0, Math.max(2, (FLOOD + 899) / 900)).mapToObj(i -> edge.channel()).toList();
+        floodChannels = IntStream.range(0, Math.max(2, (FLOOD + 899) / 900))
+                .mapToObj(i -> edge.channel())
+                .toList();
         politeChannel = edge.channel();
         // Connections and the JIT warm up on the first calls.
         for (int i = 0; i < 200; i++) {
-            EdgeGrpc.newBlockingStub(politeChannel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .checkout(CheckoutRequest.newBuilder().addSkus("warm-" + i % 7).build());
+            EdgeGrpc.newBlockingStub(politeChannel)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder()
+                            .addSkus("warm-" + i % 7)
+                            .build());
         }
     }
 
@@ -82,7 +100,8 @@ class OverloadTests {
     static void stopChain() {
         Stream.concat(Stream.ofNullable(floodChannels).flatMap(List::stream), Stream.ofNullable(politeChannel))
                 .forEach(ManagedChannel::shutdownNow);
-        ServiceProcess.stopAll(Stream.of(edge, pricing, stock).filter(Objects::nonNull).toList());
+        ServiceProcess.stopAll(
+                Stream.of(edge, pricing, stock).filter(Objects::nonNull).toList());
     }
 
     @Test
@@ -92,13 +111,22 @@ class OverloadTests {
 
     @Test
     void theSameFloodSplitOverEightCallersCannotEither() throws Exception {
-        scenario("8 noisy callers x " + FLOOD / 8 + " in flight", IntStream.range(0, 8).mapToObj(i -> "noisy-" + i).toList(),
-                "default", FLOOD / 8, "default");
+        scenario(
+                "8 noisy callers x " + FLOOD / 8 + " in flight",
+                IntStream.range(0, 8).mapToObj(i -> "noisy-" + i).toList(),
+                "default",
+                FLOOD / 8,
+                "default");
     }
 
     @Test
     void aSheddableFloodLeavesCriticalTrafficUnharmed() throws Exception {
-        scenario("sheddable flood " + FLOOD + " in flight, critical caller", List.of("batch"), "sheddable", FLOOD, "critical");
+        scenario(
+                "sheddable flood " + FLOOD + " in flight, critical caller",
+                List.of("batch"),
+                "sheddable",
+                FLOOD,
+                "critical");
     }
 
     @Test
@@ -111,16 +139,24 @@ class OverloadTests {
         EdgeGrpc.EdgeBlockingStub stub = EdgeGrpc.newBlockingStub(politeChannel)
                 .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
         for (int i = 0; i < 10; i++) {
-            stub.withDeadlineAfter(5, TimeUnit.SECONDS).checkout(CheckoutRequest.newBuilder()
-                    .addSkus("capped-a").addSkus("capped-b").addSkus("capped-c").build());
+            stub.withDeadlineAfter(5, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder()
+                            .addSkus("capped-a")
+                            .addSkus("capped-b")
+                            .addSkus("capped-c")
+                            .build());
         }
         String edgeAfter = edge.metrics();
         String pricingAfter = pricing.metrics();
-        assertThat(dispatched(edgeAfter, "critical") - dispatched(edgeBefore, "critical")).isZero();
-        assertThat(dispatched(edgeAfter, "default") - dispatched(edgeBefore, "default")).isGreaterThanOrEqualTo(10);
+        assertThat(dispatched(edgeAfter, "critical") - dispatched(edgeBefore, "critical"))
+                .isZero();
+        assertThat(dispatched(edgeAfter, "default") - dispatched(edgeBefore, "default"))
+                .isGreaterThanOrEqualTo(10);
         // Edge forwards the criticality it granted: Pricing sees "default" too, for all 30 Quotes.
-        assertThat(dispatched(pricingAfter, "critical") - dispatched(pricingBefore, "critical")).isZero();
-        assertThat(dispatched(pricingAfter, "default") - dispatched(pricingBefore, "default")).isGreaterThanOrEqualTo(30);
+        assertThat(dispatched(pricingAfter, "critical") - dispatched(pricingBefore, "critical"))
+                .isZero();
+        assertThat(dispatched(pricingAfter, "default") - dispatched(pricingBefore, "default"))
+                .isGreaterThanOrEqualTo(30);
     }
 
     @Test
@@ -138,29 +174,46 @@ class OverloadTests {
             assertThat(burst.count(Status.Code.UNAVAILABLE)).isZero();
         }
         int after = threads(edge);
-        record(String.format(java.util.Locale.ROOT, "burst of 2000 Checkouts in flight: Edge threads %d before, %d at peak, %d after",
-                before, peak, after));
+        record(String.format(
+                java.util.Locale.ROOT,
+                "burst of 2000 Checkouts in flight: Edge threads %d before, %d at peak, %d after",
+                before,
+                peak,
+                after));
         // Handlers run on Netty's event loops (2 x cores at most); a queued call holds none.
         int bound = 2 * Runtime.getRuntime().availableProcessors();
         assertThat(peak - before).as("threads Edge added under the burst").isLessThanOrEqualTo(bound);
         assertThat(after - before).as("threads left behind").isLessThanOrEqualTo(bound);
     }
 
-    private void scenario(String name, List<String> callers, String floodCriticality, int inFlight,
-            String politeCriticality) throws Exception {
+    private void scenario(
+            String name, List<String> callers, String floodCriticality, int inFlight, String politeCriticality)
+            throws Exception {
         String edgeBefore = edge.metrics();
         PoliteCaller.Result polite;
         try (Flood flood = new Flood(floodChannels, callers, floodCriticality, inFlight)) {
-            await("the flood to fill Edge").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+            await("the flood to fill Edge")
+                    .atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> flooded(edgeBefore, edge.metrics(), inFlight * callers.size()));
             polite = PoliteCaller.run(politeChannel, "polite", politeCriticality, 20, POLITE_FOR, DEADLINE);
             flood.close();
             await("the flood's calls to end").atMost(Duration.ofSeconds(30)).until(() -> flood.open() == 0);
             String edgeAfter = edge.metrics();
-            record(String.format(java.util.Locale.ROOT, "%s: polite caller (%s) %s; flood %s; Edge rejected %s",
-                    name, politeCriticality, polite, flood.statuses(), rejectedByReason(edgeBefore, edgeAfter)));
-            assertThat(flood.count(Status.Code.RESOURCE_EXHAUSTED)).as("the flood is told to back off").isPositive();
-            assertThat(flood.count(Status.Code.UNAVAILABLE)).as("never UNAVAILABLE, which clients retry").isZero();
+            record(String.format(
+                    java.util.Locale.ROOT,
+                    "%s: polite caller (%s) %s; flood %s; Edge rejected %s",
+                    name,
+                    politeCriticality,
+                    polite,
+                    flood.statuses(),
+                    rejectedByReason(edgeBefore, edgeAfter)));
+            assertThat(flood.count(Status.Code.RESOURCE_EXHAUSTED))
+                    .as("the flood is told to back off")
+                    .isPositive();
+            assertThat(flood.count(Status.Code.UNAVAILABLE))
+                    .as("never UNAVAILABLE, which clients retry")
+                    .isZero();
         }
         assertThat(polite.completeShare()).as("complete answers: " + polite).isGreaterThanOrEqualTo(MIN_COMPLETE);
         assertThat(polite.p99Millis()).as("p99: " + polite).isLessThanOrEqualTo(MAX_P99_MILLIS);
@@ -168,7 +221,8 @@ class OverloadTests {
 
     /** Admission rejects the flood; without admission (the "before"), Edge holds a thousand calls. */
     private static boolean flooded(String before, String now, int flood) {
-        return Prometheus.sum(now, "grpc_admission_rejected_total") > Prometheus.sum(before, "grpc_admission_rejected_total")
+        return Prometheus.sum(now, "grpc_admission_rejected_total")
+                        > Prometheus.sum(before, "grpc_admission_rejected_total")
                 || Prometheus.sum(now, "grpc_server_calls_in_flight") >= 0.9 * flood;
     }
 
@@ -178,7 +232,8 @@ class OverloadTests {
 
     private static String rejectedByReason(String before, String after) {
         StringBuilder text = new StringBuilder();
-        for (String reason : List.of("queue-full", "time-out", "deadline-infeasible", "concurrency-limit", "cancelled")) {
+        for (String reason :
+                List.of("queue-full", "time-out", "deadline-infeasible", "concurrency-limit", "cancelled")) {
             double count = Prometheus.sum(after, "grpc_admission_rejected_total", "reason=\"" + reason + "\"")
                     - Prometheus.sum(before, "grpc_admission_rejected_total", "reason=\"" + reason + "\"");
             text.append(reason).append('=').append((long) count).append(' ');
@@ -197,7 +252,10 @@ class OverloadTests {
 
     private static void record(String measured) throws IOException {
         System.out.println(measured);
-        Files.writeString(Path.of("target/overload-numbers.txt"), measured + System.lineSeparator(),
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        Files.writeString(
+                Path.of("target/overload-numbers.txt"),
+                measured + System.lineSeparator(),
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
     }
 }

@@ -3,13 +3,13 @@ package dev.grpcops.systemtest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.cli.Targets;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoReply;
 import dev.grpcops.proto.whoami.v1.WhoRequest;
-import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -61,8 +61,10 @@ class PinningExperimentTests {
         for (ServiceProcess pod : replicas.pods) {
             ManagedChannel channel = pod.channel();
             try {
-                WhoAmIGrpc.newBlockingStub(channel).withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
-                        .withDeadlineAfter(10, TimeUnit.SECONDS).resume(DrainRequest.getDefaultInstance());
+                WhoAmIGrpc.newBlockingStub(channel)
+                        .withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .resume(DrainRequest.getDefaultInstance());
             } finally {
                 channel.shutdownNow();
             }
@@ -95,20 +97,29 @@ class PinningExperimentTests {
             WhoAmIGrpc.WhoAmIBlockingStub whoami = WhoAmIGrpc.newBlockingStub(channel);
             Set<String> answered = new HashSet<>();
             for (int i = 0; i < 300 && answered.size() < 3; i++) {
-                answered.add(whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()).getPod());
+                answered.add(whoami.withDeadlineAfter(3, TimeUnit.SECONDS)
+                        .who(WhoRequest.getDefaultInstance())
+                        .getPod());
             }
             assertThat(answered).as("every pod answered before the drain").containsExactlyInAnyOrder("w1", "w2", "w3");
 
-            Cli.Result drained = Cli.runJar(Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN),
-                    "drain", replicas.pod("w2").target());
+            Cli.Result drained = Cli.runJar(
+                    Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN),
+                    "drain",
+                    replicas.pod("w2").target());
             assertThat(drained.exit()).as(drained.err()).isZero();
             assertThat(drained.out()).contains("\"pod\":\"w2\"", "\"status\":\"NOT_SERVING\"");
             // The channel hears NOT_SERVING on its health Watch of w2 and drops w2 from its round_robin
             // picker. Three calls in a row reach each ready pod once, so three in a row without w2 mean
             // w2 is out. The bound is what clients get in production to move away: the drain delay.
-            await("w2 out of the channel's picker").atMost(DEFAULT_DRAIN_DELAY).pollInterval(Duration.ofMillis(50))
+            await("w2 out of the channel's picker")
+                    .atMost(DEFAULT_DRAIN_DELAY)
+                    .pollInterval(Duration.ofMillis(50))
                     .until(() -> Stream.generate(() -> whoami.withDeadlineAfter(3, TimeUnit.SECONDS)
-                            .who(WhoRequest.getDefaultInstance()).getPod()).limit(3).noneMatch("w2"::equals));
+                                    .who(WhoRequest.getDefaultInstance())
+                                    .getPod())
+                            .limit(3)
+                            .noneMatch("w2"::equals));
 
             WhoAmIGrpc.WhoAmIFutureStub async = WhoAmIGrpc.newFutureStub(channel);
             List<ListenableFuture<WhoReply>> calls = new ArrayList<>();
@@ -163,9 +174,16 @@ class PinningExperimentTests {
     void watchPrintsTheCurrentStatusThenEveryChange() throws Exception {
         ServiceProcess pod = replicas.pod("w1");
         Path errors = Path.of("target/watch-" + pod.name + ".err");
-        Process watch = ChildProcesses.track(new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
-                "-jar", Cli.jar().toString(), "watch", pod.target(), "--service", "grpcops.v1.WhoAmI")
-                .redirectError(errors.toFile()).start());
+        Process watch = ChildProcesses.track(new ProcessBuilder(
+                        ProcessHandle.current().info().command().orElse("java"),
+                        "-jar",
+                        Cli.jar().toString(),
+                        "watch",
+                        pod.target(),
+                        "--service",
+                        "grpcops.v1.WhoAmI")
+                .redirectError(errors.toFile())
+                .start());
         try {
             BlockingQueue<String> lines = OutputLines.of(watch);
             assertThat(OutputLines.next(lines, WATCH_LINE)).matches("\\d{4}-\\d\\d-\\d\\dT.*Z SERVING");
@@ -190,32 +208,39 @@ class PinningExperimentTests {
         ManagedChannel channel = pod.channel();
         var received = new java.util.concurrent.CountDownLatch(200);
         for (int i = 0; i < 200; i++) {
-            io.grpc.health.v1.HealthGrpc.newStub(channel).watch(
-                    io.grpc.health.v1.HealthCheckRequest.newBuilder().setService(i % 2 == 0 ? "grpcops.v1.WhoAmI" : "unknown").build(),
-                    new io.grpc.stub.StreamObserver<>() {
-                        @Override
-                        public void onNext(io.grpc.health.v1.HealthCheckResponse value) {
-                            received.countDown();
-                        }
+            io.grpc.health.v1.HealthGrpc.newStub(channel)
+                    .watch(
+                            io.grpc.health.v1.HealthCheckRequest.newBuilder()
+                                    .setService(i % 2 == 0 ? "grpcops.v1.WhoAmI" : "unknown")
+                                    .build(),
+                            new io.grpc.stub.StreamObserver<>() {
+                                @Override
+                                public void onNext(io.grpc.health.v1.HealthCheckResponse value) {
+                                    received.countDown();
+                                }
 
-                        @Override
-                        public void onError(Throwable t) {
-                        }
+                                @Override
+                                public void onError(Throwable t) {}
 
-                        @Override
-                        public void onCompleted() {
-                        }
-                    });
+                                @Override
+                                public void onCompleted() {}
+                            });
         }
-        assertThat(received.await(30, TimeUnit.SECONDS)).as("every stream got its first status").isTrue();
+        assertThat(received.await(30, TimeUnit.SECONDS))
+                .as("every stream got its first status")
+                .isTrue();
         double threadsWatching = Prometheus.sum(pod.metrics(), "jvm_threads_live_threads");
         assertThat(threadsWatching).as("no thread per open stream").isLessThan(threadsBefore + 50);
 
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
 
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(Prometheus.sum(pod.metrics(), "grpc_server_processing_duration_seconds_count",
-                        "method=\"Watch\"", "statusCode=\"CANCELLED\"")).as("the server closed every abandoned stream")
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(Prometheus.sum(
+                                pod.metrics(),
+                                "grpc_server_processing_duration_seconds_count",
+                                "method=\"Watch\"",
+                                "statusCode=\"CANCELLED\""))
+                        .as("the server closed every abandoned stream")
                         .isGreaterThanOrEqualTo(200));
     }
 }

@@ -38,21 +38,33 @@ final class PoliteCaller {
 
         @Override
         public String toString() {
-            return String.format(java.util.Locale.ROOT, "%d sent, %.1f %% complete, p50 %d ms, p99 %d ms, max %d ms, other outcomes %s",
-                    sent, 100 * completeShare(), p50Millis, p99Millis, maxMillis, others);
+            return String.format(
+                    java.util.Locale.ROOT,
+                    "%d sent, %.1f %% complete, p50 %d ms, p99 %d ms, max %d ms, other outcomes %s",
+                    sent,
+                    100 * completeShare(),
+                    p50Millis,
+                    p99Millis,
+                    maxMillis,
+                    others);
         }
     }
 
-    private PoliteCaller() {
-    }
+    private PoliteCaller() {}
 
-    static Result run(ManagedChannel channel, String caller, String criticality, int perSecond, Duration duration,
-            Duration deadline) throws InterruptedException {
+    static Result run(
+            ManagedChannel channel,
+            String caller,
+            String criticality,
+            int perSecond,
+            Duration duration,
+            Duration deadline)
+            throws InterruptedException {
         Metadata headers = new Metadata();
         headers.put(Metadata.Key.of("x-grpcops-caller", Metadata.ASCII_STRING_MARSHALLER), caller);
         headers.put(Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER), criticality);
-        EdgeGrpc.EdgeFutureStub stub = EdgeGrpc.newFutureStub(channel)
-                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+        EdgeGrpc.EdgeFutureStub stub =
+                EdgeGrpc.newFutureStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
         int total = (int) (perSecond * duration.toMillis() / 1000);
         long intervalNanos = TimeUnit.SECONDS.toNanos(1) / perSecond;
         List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
@@ -65,31 +77,51 @@ final class PoliteCaller {
             for (int i = 0; i < total; i++) {
                 long intended = start + i * intervalNanos;
                 int n = i;
-                ticker.schedule(() -> {
-                    CheckoutRequest request = CheckoutRequest.newBuilder().addSkus("polite-" + n % 7)
-                            .addSkus("polite-b").addSkus("polite-c").build();
-                    Futures.addCallback(stub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS).checkout(request),
-                            new FutureCallback<CheckoutReply>() {
-                                @Override
-                                public void onSuccess(CheckoutReply reply) {
-                                    latencies.add(System.nanoTime() - intended);
-                                    if (reply.getLinesList().stream().allMatch(Line::getAvailable)) {
-                                        complete.incrementAndGet();
-                                    } else {
-                                        others.merge("lines " + reply.getLinesList().stream().filter(l -> !l.getAvailable())
-                                                .map(Line::getReason).toList(), 1, Integer::sum);
-                                    }
-                                    done.countDown();
-                                }
+                ticker.schedule(
+                        () -> {
+                            CheckoutRequest request = CheckoutRequest.newBuilder()
+                                    .addSkus("polite-" + n % 7)
+                                    .addSkus("polite-b")
+                                    .addSkus("polite-c")
+                                    .build();
+                            Futures.addCallback(
+                                    stub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                                            .checkout(request),
+                                    new FutureCallback<CheckoutReply>() {
+                                        @Override
+                                        public void onSuccess(CheckoutReply reply) {
+                                            latencies.add(System.nanoTime() - intended);
+                                            if (reply.getLinesList().stream().allMatch(Line::getAvailable)) {
+                                                complete.incrementAndGet();
+                                            } else {
+                                                others.merge(
+                                                        "lines "
+                                                                + reply.getLinesList().stream()
+                                                                        .filter(l -> !l.getAvailable())
+                                                                        .map(Line::getReason)
+                                                                        .toList(),
+                                                        1,
+                                                        Integer::sum);
+                                            }
+                                            done.countDown();
+                                        }
 
-                                @Override
-                                public void onFailure(Throwable failure) {
-                                    latencies.add(System.nanoTime() - intended);
-                                    others.merge(Status.fromThrowable(failure).getCode().name(), 1, Integer::sum);
-                                    done.countDown();
-                                }
-                            }, MoreExecutors.directExecutor());
-                }, intended - System.nanoTime(), TimeUnit.NANOSECONDS);
+                                        @Override
+                                        public void onFailure(Throwable failure) {
+                                            latencies.add(System.nanoTime() - intended);
+                                            others.merge(
+                                                    Status.fromThrowable(failure)
+                                                            .getCode()
+                                                            .name(),
+                                                    1,
+                                                    Integer::sum);
+                                            done.countDown();
+                                        }
+                                    },
+                                    MoreExecutors.directExecutor());
+                        },
+                        intended - System.nanoTime(),
+                        TimeUnit.NANOSECONDS);
             }
             if (!done.await(duration.toMillis() + deadline.toMillis() + 30_000, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("the polite caller's calls did not all end");
@@ -99,7 +131,12 @@ final class PoliteCaller {
         }
         List<Long> sorted = new ArrayList<>(latencies);
         Collections.sort(sorted);
-        return new Result(total, complete.get(), Map.copyOf(others), millis(sorted, 0.50), millis(sorted, 0.99),
+        return new Result(
+                total,
+                complete.get(),
+                Map.copyOf(others),
+                millis(sorted, 0.50),
+                millis(sorted, 0.99),
                 sorted.isEmpty() ? 0 : sorted.get(sorted.size() - 1) / 1_000_000);
     }
 

@@ -5,8 +5,7 @@ import java.util.Arrays;
 /** Reads samples out of Prometheus text exposition, as a scraper would. */
 final class Prometheus {
 
-    private Prometheus() {
-    }
+    private Prometheus() {}
 
     /**
      * The sum of every sample of {@code name} carrying all {@code labels} ({@code key="value"}

@@ -25,7 +25,8 @@ final class Replicas implements AutoCloseable {
                 Map<String, String> env = new HashMap<>(extraEnv);
                 env.put("POD_NAME", prefix + i);
                 env.put("GRPCOPS_ADMIN_TOKEN", TOKEN);
-                pods.add(ServiceProcess.startAt(module, module + "-" + prefix + i, "127.0.0." + (i + 1), port, env, args));
+                pods.add(ServiceProcess.startAt(
+                        module, module + "-" + prefix + i, "127.0.0." + (i + 1), port, env, args));
             }
             pods.forEach(pod -> pod.awaitServing(Duration.ofSeconds(90)));
         } catch (RuntimeException e) {

@@ -54,12 +54,15 @@ class RestartTests {
                 }
                 load.close();
 
-                record("rolling restart of 3 Stock replicas: " + load.succeeded() + " Quotes, "
-                        + load.failedCount() + " failed");
+                record("rolling restart of 3 Stock replicas: " + load.succeeded() + " Quotes, " + load.failedCount()
+                        + " failed");
                 assertThat(load.failures()).as("failed Quotes").isEmpty();
                 assertThat(load.succeeded()).isGreaterThanOrEqualTo(1000);
-                assertThat(stocks.pods.get(0).log()).contains("drain: health NOT_SERVING", "drain: no new calls (GOAWAY)",
-                        "drain: stopped; every call in flight finished");
+                assertThat(stocks.pods.get(0).log())
+                        .contains(
+                                "drain: health NOT_SERVING",
+                                "drain: no new calls (GOAWAY)",
+                                "drain: stopped; every call in flight finished");
             } finally {
                 channel.shutdownNow();
             }
@@ -73,16 +76,18 @@ class RestartTests {
             try {
                 WhoAmIGrpc.WhoAmIBlockingStub whoami = WhoAmIGrpc.newBlockingStub(channel);
                 // 5 ms between a thread's calls: a steady stream, not a saturating one, as a client's traffic.
-                try (SteadyLoad load = new SteadyLoad(4, Duration.ofMillis(5), () ->
-                        whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()))) {
+                try (SteadyLoad load = new SteadyLoad(
+                        4,
+                        Duration.ofMillis(5),
+                        () -> whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()))) {
                     for (ServiceProcess pod : pods.pods) {
                         restart(pod);
                         awaitWhoAmITraffic(whoami, pod.name.substring(pod.name.length() - 2));
                     }
                     load.close();
 
-                    record("rolling restart of 3 WhoAmI replicas: " + load.succeeded() + " calls, "
-                            + load.failedCount() + " failed");
+                    record("rolling restart of 3 WhoAmI replicas: " + load.succeeded() + " calls, " + load.failedCount()
+                            + " failed");
                     assertThat(load.failures()).as("failed calls").isEmpty();
                     assertThat(load.succeeded()).isGreaterThanOrEqualTo(1000);
                 }
@@ -97,20 +102,31 @@ class RestartTests {
         Duration drain = Duration.ofMillis(500);
         Duration grace = Duration.ofSeconds(20);
         Duration callTakes = Duration.ofSeconds(2);
-        try (ServiceProcess stock = ServiceProcess.start("stock-service",
+        try (ServiceProcess stock = ServiceProcess.start(
+                "stock-service",
                 "--grpcops.shutdown.drain-delay=" + drain.toMillis() + "ms",
                 "--grpc.server.shutdown-grace-period=" + grace.toSeconds() + "s")) {
             stock.awaitServing(Duration.ofSeconds(90));
             ManagedChannel channel = stock.channel();
             try {
                 long sent = System.nanoTime();
-                ListenableFuture<CheckReply> slow = StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                        .check(CheckRequest.newBuilder().setSku("in-flight").setDelayMs((int) callTakes.toMillis()).build());
+                ListenableFuture<CheckReply> slow = StockGrpc.newFutureStub(channel)
+                        .withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .check(CheckRequest.newBuilder()
+                                .setSku("in-flight")
+                                .setDelayMs((int) callTakes.toMillis())
+                                .build());
                 // In flight once Stock has recorded it (it records on arrival, then holds the reply).
                 StockGrpc.StockBlockingStub stats = StockGrpc.newBlockingStub(channel);
-                await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> stats
-                        .withDeadlineAfter(2, TimeUnit.SECONDS).stats(StatsRequest.newBuilder().setSku("in-flight").build())
-                        .getSkus(0).getCalls() == 1);
+                await().atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(20))
+                        .until(() -> stats.withDeadlineAfter(2, TimeUnit.SECONDS)
+                                        .stats(StatsRequest.newBuilder()
+                                                .setSku("in-flight")
+                                                .build())
+                                        .getSkus(0)
+                                        .getCalls()
+                                == 1);
                 assertThat(slow).as("still in flight at SIGTERM").isNotDone();
                 long sigterm = System.nanoTime();
                 stock.terminate(Duration.ofSeconds(60));
@@ -119,14 +135,18 @@ class RestartTests {
                 assertThat(slow.get(5, TimeUnit.SECONDS).getSku()).isEqualTo("in-flight");
                 // Stock answers callTakes after the call arrived, which is after it was sent: the process
                 // cannot have exited before sent + callTakes if it waited for the call. No margin needed.
-                System.out.println("measured: SIGTERM with a 2 s call in flight: exited after " + stopping.toMillis() + " ms");
-                assertThat(stopping).as("waited for the call in flight")
+                System.out.println(
+                        "measured: SIGTERM with a 2 s call in flight: exited after " + stopping.toMillis() + " ms");
+                assertThat(stopping)
+                        .as("waited for the call in flight")
                         .isGreaterThanOrEqualTo(Duration.ofNanos(sent + callTakes.toNanos() - sigterm));
                 // Waiting out the grace would take drain + grace; anything less means it stopped when the
                 // call was done (measured: about drain + what was left of the call, plus the JVM's exit).
                 assertThat(stopping).as("did not wait out the whole grace").isLessThan(drain.plus(grace));
-                assertThat(stock.log()).contains("serving PT0.5S more for 1 calls in flight",
-                        "drain: stopped; every call in flight finished");
+                assertThat(stock.log())
+                        .contains(
+                                "serving PT0.5S more for 1 calls in flight",
+                                "drain: stopped; every call in flight finished");
             } finally {
                 channel.shutdownNow();
             }
@@ -150,12 +170,16 @@ class RestartTests {
                 Thread.sleep(3000);
                 load.close();
 
-                long lastFailure = load.failureTimes().stream().mapToLong(Long::longValue).max().orElse(killed);
+                long lastFailure = load.failureTimes().stream()
+                        .mapToLong(Long::longValue)
+                        .max()
+                        .orElse(killed);
                 Duration recovery = Duration.ofNanos(lastFailure - killed);
                 record("SIGKILL of 1 of 3 Stock replicas under Quote load: " + load.failedCount()
                         + " failed Quotes " + load.failures() + ", last failure " + recovery.toMillis()
                         + " ms after the kill; " + load.succeeded() + " Quotes succeeded");
-                assertThat(load.failures().keySet()).as("only calls cut off by the dying connection fail")
+                assertThat(load.failures().keySet())
+                        .as("only calls cut off by the dying connection fail")
                         .isSubsetOf(Status.Code.UNAVAILABLE);
                 assertThat(load.failedCount()).isLessThanOrEqualTo(8);
                 // The dying connection is reset at once on loopback (measured: tens of ms, also on a loaded
@@ -171,11 +195,12 @@ class RestartTests {
     void stockDownAltogetherFailsFastAndRecoversWhenItIsBack() throws Exception {
         Duration reconnectInterval = Duration.ofMillis(500);
         try (ServiceProcess stock = ServiceProcess.start("stock-service");
-                ServiceProcess pricing = ServiceProcess.start("pricing-service",
+                ServiceProcess pricing = ServiceProcess.start(
+                        "pricing-service",
                         "--grpc.client.stock.address=static://" + stock.target(),
                         "--grpcops.client.reconnect-interval=" + reconnectInterval.toMillis() + "ms");
-                ServiceProcess edge = ServiceProcess.start("edge-service",
-                        "--grpc.client.pricing.address=static://" + pricing.target())) {
+                ServiceProcess edge = ServiceProcess.start(
+                        "edge-service", "--grpc.client.pricing.address=static://" + pricing.target())) {
             for (ServiceProcess service : List.of(stock, pricing, edge)) {
                 service.awaitServing(Duration.ofSeconds(90));
             }
@@ -189,9 +214,15 @@ class RestartTests {
                 // machine more than the 1 s deadline below, whose lines then say DEADLINE_EXCEEDED. That
                 // check is about Stock being down, so the cold start is paid while Stock is up.
                 for (int i = 0; i < 5; i++) {
-                    assertThat(EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(10, TimeUnit.SECONDS)
-                            .checkout(CheckoutRequest.newBuilder().addSkus("warm").build()).getLines(0).getAvailable())
-                            .as("Checkout while Stock is up").isTrue();
+                    assertThat(EdgeGrpc.newBlockingStub(toEdge)
+                                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                                    .checkout(CheckoutRequest.newBuilder()
+                                            .addSkus("warm")
+                                            .build())
+                                    .getLines(0)
+                                    .getAvailable())
+                            .as("Checkout while Stock is up")
+                            .isTrue();
                 }
 
                 stock.terminate(Duration.ofSeconds(30));
@@ -200,7 +231,8 @@ class RestartTests {
                     long started = System.nanoTime();
                     StatusRuntimeException failed = org.assertj.core.api.Assertions.catchThrowableOfType(
                             StatusRuntimeException.class,
-                            () -> quotes.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS).quote(quote));
+                            () -> quotes.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                                    .quote(quote));
                     assertThat(failed).isNotNull();
                     assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
                     // A hang ends at the deadline; a refused connection on loopback fails in ms. Half the
@@ -211,16 +243,25 @@ class RestartTests {
                 });
 
                 // A reply at all is within the 1 s deadline: the dead downstream costs the lines, not the answer.
-                CheckoutReply partial = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(1, TimeUnit.SECONDS)
-                        .checkout(CheckoutRequest.newBuilder().addSkus("a").addSkus("b").build());
-                assertThat(partial.getLinesList()).extracting(Line::getAvailable).containsOnly(false);
+                CheckoutReply partial = EdgeGrpc.newBlockingStub(toEdge)
+                        .withDeadlineAfter(1, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder()
+                                .addSkus("a")
+                                .addSkus("b")
+                                .build());
+                assertThat(partial.getLinesList())
+                        .extracting(Line::getAvailable)
+                        .containsOnly(false);
                 assertThat(partial.getLinesList()).extracting(Line::getReason).containsOnly("UNAVAILABLE");
 
                 stock.start();
                 stock.awaitServing(Duration.ofSeconds(90));
                 long back = System.nanoTime();
-                await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
-                        .until(() -> quotes.withDeadlineAfter(1, TimeUnit.SECONDS).quote(quote) != null);
+                await().atMost(Duration.ofSeconds(5))
+                        .pollInterval(Duration.ofMillis(20))
+                        .ignoreExceptions()
+                        .until(() ->
+                                quotes.withDeadlineAfter(1, TimeUnit.SECONDS).quote(quote) != null);
                 Duration recovery = Duration.ofNanos(System.nanoTime() - back);
                 record("Stock down altogether: Quote fails fast with UNAVAILABLE; Stock back and SERVING -> "
                         + "Quotes succeed again after " + recovery.toMillis() + " ms");
@@ -228,7 +269,9 @@ class RestartTests {
                 // first attempt after Stock is back comes within one interval, and connecting plus the
                 // health check take ms (measured: tens of ms). Three intervals leave room for a loaded
                 // machine; gRPC's own backoff after seconds down waits 1.6 s, 2.6 s, ... between attempts.
-                assertThat(recovery).as("recovery once Stock serves again").isLessThan(reconnectInterval.multipliedBy(3));
+                assertThat(recovery)
+                        .as("recovery once Stock serves again")
+                        .isLessThan(reconnectInterval.multipliedBy(3));
             } finally {
                 toPricing.shutdownNow();
                 toEdge.shutdownNow();
@@ -238,8 +281,8 @@ class RestartTests {
 
     /** Pricing calling the three Stock replicas with health-checked round_robin, ready to serve. */
     private static ServiceProcess pricingBehind(Replicas stocks) {
-        ServiceProcess pricing = ServiceProcess.start("pricing-service",
-                "--grpc.client.stock.address=list:///" + stocks.addressList());
+        ServiceProcess pricing =
+                ServiceProcess.start("pricing-service", "--grpc.client.stock.address=list:///" + stocks.addressList());
         try {
             return pricing.awaitServing(Duration.ofSeconds(90));
         } catch (RuntimeException e) {
@@ -251,8 +294,10 @@ class RestartTests {
     /** Four threads of Quotes (20 ms at Stock each, 2 s deadline) for one SKU. */
     private static SteadyLoad quoteLoad(ManagedChannel channel, String sku) {
         PricingGrpc.PricingBlockingStub quotes = PricingGrpc.newBlockingStub(channel);
-        QuoteRequest quote = QuoteRequest.newBuilder().setSku(sku).setDelayMs(20).build();
-        return new SteadyLoad(4, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
+        QuoteRequest quote =
+                QuoteRequest.newBuilder().setSku(sku).setDelayMs(20).build();
+        return new SteadyLoad(
+                4, () -> quotes.withDeadlineAfter(2, TimeUnit.SECONDS).quote(quote));
     }
 
     /** SIGTERM, wait for the drain to finish and the process to exit, start it again. */
@@ -266,22 +311,31 @@ class RestartTests {
     private static void awaitTraffic(ServiceProcess stock, String sku) {
         ManagedChannel channel = stock.channel();
         try {
-            await().atMost(Duration.ofSeconds(30)).until(() -> StockGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(2, TimeUnit.SECONDS)
-                    .stats(StatsRequest.newBuilder().setSku(sku).build()).getSkus(0).getCalls() > 0);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> StockGrpc.newBlockingStub(channel)
+                                    .withDeadlineAfter(2, TimeUnit.SECONDS)
+                                    .stats(StatsRequest.newBuilder().setSku(sku).build())
+                                    .getSkus(0)
+                                    .getCalls()
+                            > 0);
         } finally {
             channel.shutdownNow();
         }
     }
 
     private static void awaitWhoAmITraffic(WhoAmIGrpc.WhoAmIBlockingStub whoami, String pod) {
-        await().atMost(Duration.ofSeconds(30)).until(() ->
-                pod.equals(whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()).getPod()));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> pod.equals(whoami.withDeadlineAfter(3, TimeUnit.SECONDS)
+                        .who(WhoRequest.getDefaultInstance())
+                        .getPod()));
     }
 
     private static void record(String line) throws IOException {
         System.out.println("measured: " + line);
-        Files.writeString(Path.of("target/restart-numbers.txt"), line + System.lineSeparator(),
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        Files.writeString(
+                Path.of("target/restart-numbers.txt"),
+                line + System.lineSeparator(),
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
     }
 }

@@ -56,12 +56,25 @@ class RetryStormTests {
     @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startChain() {
         stock = ServiceProcess.start("stock-service", "stock-storm", "127.0.0.1", java.util.Map.of());
-        pricing = ServiceProcess.start("pricing-service", "pricing-storm", "127.0.0.1", java.util.Map.of(),
+        pricing = ServiceProcess.start(
+                "pricing-service",
+                "pricing-storm",
+                "127.0.0.1",
+                java.util.Map.of(),
                 "--grpc.client.stock.address=static://" + stock.target());
-        governed = ServiceProcess.start("edge-service", "edge-governed", "127.0.0.1", java.util.Map.of(),
+        governed = ServiceProcess.start(
+                "edge-service",
+                "edge-governed",
+                "127.0.0.1",
+                java.util.Map.of(),
                 "--grpc.client.pricing.address=static://" + pricing.target());
-        ungoverned = ServiceProcess.start("edge-service", "edge-ungoverned", "127.0.0.1", java.util.Map.of(),
-                "--grpc.client.pricing.address=static://" + pricing.target(), "--grpcops.retry.limiter.enabled=false");
+        ungoverned = ServiceProcess.start(
+                "edge-service",
+                "edge-ungoverned",
+                "127.0.0.1",
+                java.util.Map.of(),
+                "--grpc.client.pricing.address=static://" + pricing.target(),
+                "--grpcops.retry.limiter.enabled=false");
         for (ServiceProcess service : List.of(stock, pricing, governed, ungoverned)) {
             service.awaitServing(Duration.ofSeconds(90));
         }
@@ -71,8 +84,11 @@ class RetryStormTests {
         // Connections and the JIT warm up on the first calls; healthy Quotes keep the buckets full.
         for (int i = 0; i < 20; i++) {
             for (ManagedChannel edge : List.of(toGoverned, toUngoverned)) {
-                EdgeGrpc.newBlockingStub(edge).withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .checkout(CheckoutRequest.newBuilder().addSkus("warm-" + i).build());
+                EdgeGrpc.newBlockingStub(edge)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder()
+                                .addSkus("warm-" + i)
+                                .build());
             }
         }
     }
@@ -85,7 +101,9 @@ class RetryStormTests {
                 channel.shutdownNow();
             }
         }
-        ServiceProcess.stopAll(Stream.of(governed, ungoverned, pricing, stock).filter(Objects::nonNull).toList());
+        ServiceProcess.stopAll(Stream.of(governed, ungoverned, pricing, stock)
+                .filter(Objects::nonNull)
+                .toList());
     }
 
     @Test
@@ -104,31 +122,48 @@ class RetryStormTests {
             a.close();
             b.close();
             double seconds = (System.nanoTime() - start) / 1e9;
-            assertThat(a.failedCount()).as("every Checkout answered (with lines), none failed: " + a.failures()).isZero();
-            assertThat(b.failedCount()).as("every Checkout answered (with lines), none failed: " + b.failures()).isZero();
+            assertThat(a.failedCount())
+                    .as("every Checkout answered (with lines), none failed: " + a.failures())
+                    .isZero();
+            assertThat(b.failedCount())
+                    .as("every Checkout answered (with lines), none failed: " + b.failures())
+                    .isZero();
 
             double attempted = attempted(governed) - attemptedBefore;
             double ungovernedAttempted = attempted(ungoverned) - ungovernedAttemptedBefore;
             String governedMetrics = governed.metrics();
-            String measured = String.format(Locale.ROOT,
+            String measured = String.format(
+                    Locale.ROOT,
                     "measured: Stock down %.1f s, 2 threads x Checkouts of 3 SKUs at 1.5 s per Edge:"
                             + " with the governor %d Checkouts, %d failed Quotes, %.0f retries attempted"
                             + " (throttled %.0f, refused %.0f), slowest Checkout %d ms, bucket %.1f tokens;"
                             + " without it %d Checkouts, %d failed Quotes, %.0f retries attempted, slowest %d ms",
-                    seconds, withGovernor.checkouts.get(), withGovernor.failedQuotes.get(), attempted,
+                    seconds,
+                    withGovernor.checkouts.get(),
+                    withGovernor.failedQuotes.get(),
+                    attempted,
                     Prometheus.sum(governedMetrics, "grpc_budget_retries_total", "outcome=\"throttled\""),
                     Prometheus.sum(governedMetrics, "grpc_budget_retries_total", "outcome=\"refused\""),
-                    withGovernor.slowestMs.get(), Prometheus.sum(governedMetrics, "grpc_retry_tokens"),
-                    withoutGovernor.checkouts.get(), withoutGovernor.failedQuotes.get(), ungovernedAttempted,
+                    withGovernor.slowestMs.get(),
+                    Prometheus.sum(governedMetrics, "grpc_retry_tokens"),
+                    withoutGovernor.checkouts.get(),
+                    withoutGovernor.failedQuotes.get(),
+                    ungovernedAttempted,
                     withoutGovernor.slowestMs.get());
             record(measured);
 
             assertThat(withGovernor.failedQuotes.get()).as("the load did run").isGreaterThan(100);
-            assertThat(withGovernor.otherLines.get()).as("every line UNAVAILABLE").isZero();
-            assertThat(withGovernor.slowestMs.get()).as("every Checkout within its deadline").isLessThan(DEADLINE.toMillis());
-            assertThat(attempted).as("retries ≤ 10 % of failed Quotes + the per-second floor")
+            assertThat(withGovernor.otherLines.get())
+                    .as("every line UNAVAILABLE")
+                    .isZero();
+            assertThat(withGovernor.slowestMs.get())
+                    .as("every Checkout within its deadline")
+                    .isLessThan(DEADLINE.toMillis());
+            assertThat(attempted)
+                    .as("retries ≤ 10 % of failed Quotes + the per-second floor")
                     .isLessThanOrEqualTo(PERCENT / 100 * withGovernor.failedQuotes.get() + FLOOR_PER_SECOND * seconds);
-            assertThat(ungovernedAttempted).as("without the governor every failed Quote was sent twice")
+            assertThat(ungovernedAttempted)
+                    .as("without the governor every failed Quote was sent twice")
                     .isGreaterThanOrEqualTo(0.9 * withoutGovernor.failedQuotes.get());
         }
 
@@ -137,18 +172,29 @@ class RetryStormTests {
         // Healthy Quotes put 0.1 token back each. The flaky SKU's own failure costs a token before
         // its retry is decided (A6), so the bucket must be above half + 1 for the retry to pass.
         AtomicInteger healthy = new AtomicInteger();
-        await("the governed Edge's bucket above half + 1").atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO)
-                .pollInterval(Duration.ofMillis(50)).until(() -> {
+        await("the governed Edge's bucket above half + 1")
+                .atMost(Duration.ofSeconds(60))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
                     CheckoutRequest.Builder request = CheckoutRequest.newBuilder();
                     IntStream.range(0, 10).forEach(i -> request.addSkus("healthy-" + healthy.incrementAndGet()));
-                    EdgeGrpc.newBlockingStub(toGoverned).withDeadlineAfter(5, TimeUnit.SECONDS).checkout(request.build());
+                    EdgeGrpc.newBlockingStub(toGoverned)
+                            .withDeadlineAfter(5, TimeUnit.SECONDS)
+                            .checkout(request.build());
                     return Prometheus.sum(governed.metrics(), "grpc_retry_tokens") > 6;
                 });
         String flaky = "flaky-after-outage-" + System.nanoTime();
-        Line line = EdgeGrpc.newBlockingStub(toGoverned).withDeadlineAfter(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
-                .checkout(CheckoutRequest.newBuilder().addSkus(flaky).build()).getLines(0);
-        record(String.format(Locale.ROOT, "measured: after the outage, %d healthy Quotes refilled the bucket above half + 1;"
-                + " flaky SKU at 1.5 s: available=%s, Stock calls=%d", healthy.get(), line.getAvailable(),
+        Line line = EdgeGrpc.newBlockingStub(toGoverned)
+                .withDeadlineAfter(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
+                .checkout(CheckoutRequest.newBuilder().addSkus(flaky).build())
+                .getLines(0);
+        record(String.format(
+                Locale.ROOT,
+                "measured: after the outage, %d healthy Quotes refilled the bucket above half + 1;"
+                        + " flaky SKU at 1.5 s: available=%s, Stock calls=%d",
+                healthy.get(),
+                line.getAvailable(),
                 stockCalls(flaky)));
         assertThat(line.getAvailable()).isTrue();
         assertThat(stockCalls(flaky)).isEqualTo(2);
@@ -163,14 +209,23 @@ class RetryStormTests {
     @Test
     void theRetryNeverDoublesAtTwoHops() throws Exception {
         int nobody = ServiceProcess.freePort("127.0.0.1");
-        try (ServiceProcess retryingPricing = ServiceProcess.start("pricing-service", "pricing-retrying", "127.0.0.1",
-                java.util.Map.of(), "--grpc.client.stock.address=static://127.0.0.1:" + nobody, "--pricing.retry-stock=true")) {
+        try (ServiceProcess retryingPricing = ServiceProcess.start(
+                "pricing-service",
+                "pricing-retrying",
+                "127.0.0.1",
+                java.util.Map.of(),
+                "--grpc.client.stock.address=static://127.0.0.1:" + nobody,
+                "--pricing.retry-stock=true")) {
             retryingPricing.awaitServing(Duration.ofSeconds(90));
             // Edge starts once Pricing listens. Started together, Edge could try Pricing before it
             // listened and still be in reconnect backoff when the Checkout below comes: both its Quote
             // attempts would then fail at Edge, never reaching Pricing, which is not what this counts.
-            try (ServiceProcess edge = ServiceProcess.start("edge-service", "edge-three-hops", "127.0.0.1",
-                    java.util.Map.of(), "--grpc.client.pricing.address=static://" + retryingPricing.target())) {
+            try (ServiceProcess edge = ServiceProcess.start(
+                    "edge-service",
+                    "edge-three-hops",
+                    "127.0.0.1",
+                    java.util.Map.of(),
+                    "--grpc.client.pricing.address=static://" + retryingPricing.target())) {
                 edge.awaitServing(Duration.ofSeconds(90));
                 threeHops(retryingPricing, edge);
             }
@@ -184,24 +239,34 @@ class RetryStormTests {
             // One SKU: with more, Pricing's own bucket (10 tokens, −1 per failure) would already
             // throttle the third retry, which hides the rule this test is about.
             int skus = 1;
-            CheckoutReply reply = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(3, TimeUnit.SECONDS)
+            CheckoutReply reply = EdgeGrpc.newBlockingStub(toEdge)
+                    .withDeadlineAfter(3, TimeUnit.SECONDS)
                     .checkout(CheckoutRequest.newBuilder().addSkus("three-hops").build());
             assertThat(reply.getLinesList()).extracting(Line::getReason).containsOnly("UNAVAILABLE");
 
             String pricingMetrics = retryingPricing.metrics();
-            double stockCalls = Prometheus.sum(pricingMetrics, "grpc_budget_downstream_seconds_count",
-                    "method=\"chain.v1.Stock/Check\"");
-            double quotes = Prometheus.sum(pricingMetrics, "grpc_budget_remaining_seconds_count",
-                    "method=\"chain.v1.Pricing/Quote\"");
+            double stockCalls = Prometheus.sum(
+                    pricingMetrics, "grpc_budget_downstream_seconds_count", "method=\"chain.v1.Stock/Check\"");
+            double quotes = Prometheus.sum(
+                    pricingMetrics, "grpc_budget_remaining_seconds_count", "method=\"chain.v1.Pricing/Quote\"");
             double edgeRetries = attempted(edge);
             double pricingRetries = attempted(retryingPricing);
-            record(String.format(Locale.ROOT, "measured: three hops, Stock down, both upper hops retrying, %d SKUs:"
-                    + " Edge retried %.0f Quotes, Pricing served %.0f Quotes and retried %.0f Stock calls,"
-                    + " Stock was called %.0f times (%.1f per SKU; a retry at each hop would be 4)",
-                    skus, edgeRetries, quotes, pricingRetries, stockCalls, stockCalls / skus));
+            record(String.format(
+                    Locale.ROOT,
+                    "measured: three hops, Stock down, both upper hops retrying, %d SKUs:"
+                            + " Edge retried %.0f Quotes, Pricing served %.0f Quotes and retried %.0f Stock calls,"
+                            + " Stock was called %.0f times (%.1f per SKU; a retry at each hop would be 4)",
+                    skus,
+                    edgeRetries,
+                    quotes,
+                    pricingRetries,
+                    stockCalls,
+                    stockCalls / skus));
             assertThat(edgeRetries).isEqualTo(skus);
             assertThat(quotes).isEqualTo(2 * skus);
-            assertThat(pricingRetries).as("only Quotes that did not arrive as a retry").isEqualTo(skus);
+            assertThat(pricingRetries)
+                    .as("only Quotes that did not arrive as a retry")
+                    .isEqualTo(skus);
             assertThat(stockCalls).isEqualTo(3 * skus);
         } finally {
             toEdge.shutdownNow();
@@ -225,9 +290,13 @@ class RetryStormTests {
         void checkout() {
             int n = checkouts.incrementAndGet();
             long start = System.nanoTime();
-            CheckoutReply reply = EdgeGrpc.newBlockingStub(edge).withDeadlineAfter(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
-                    .checkout(CheckoutRequest.newBuilder().addSkus(prefix + n + "-a").addSkus(prefix + n + "-b")
-                            .addSkus(prefix + n + "-c").build());
+            CheckoutReply reply = EdgeGrpc.newBlockingStub(edge)
+                    .withDeadlineAfter(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
+                    .checkout(CheckoutRequest.newBuilder()
+                            .addSkus(prefix + n + "-a")
+                            .addSkus(prefix + n + "-b")
+                            .addSkus(prefix + n + "-c")
+                            .build());
             slowestMs.accumulateAndGet(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), Math::max);
             for (Line line : reply.getLinesList()) {
                 if (!line.getAvailable() && line.getReason().equals("UNAVAILABLE")) {
@@ -244,13 +313,19 @@ class RetryStormTests {
     }
 
     private static long stockCalls(String sku) {
-        return StockGrpc.newBlockingStub(toStock).withDeadlineAfter(5, TimeUnit.SECONDS)
-                .stats(StatsRequest.newBuilder().setSku(sku).build()).getSkus(0).getCalls();
+        return StockGrpc.newBlockingStub(toStock)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .stats(StatsRequest.newBuilder().setSku(sku).build())
+                .getSkus(0)
+                .getCalls();
     }
 
     private static void record(String line) throws IOException {
         System.out.println(line);
-        Files.writeString(Path.of("target/retry-numbers.txt"), line + System.lineSeparator(),
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        Files.writeString(
+                Path.of("target/retry-numbers.txt"),
+                line + System.lineSeparator(),
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
     }
 }

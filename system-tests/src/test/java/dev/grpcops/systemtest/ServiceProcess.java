@@ -32,8 +32,10 @@ import org.awaitility.core.ConditionTimeoutException;
  */
 final class ServiceProcess implements AutoCloseable {
 
-    private static final Path ROOT = Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final Path ROOT =
+            Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     /** deploy/Dockerfile's JAVA_OPTS and JAVA_GC, without the class-data archive only the image has. */
     static final List<String> IMAGE_JVM_OPTIONS = imageJvmOptions();
 
@@ -49,8 +51,10 @@ final class ServiceProcess implements AutoCloseable {
     private static List<String> imageJvmOptions() {
         try {
             String dockerfile = Files.readString(ROOT.resolve("deploy/Dockerfile"));
-            java.util.regex.Matcher opts = java.util.regex.Pattern.compile("JAVA_OPTS=\"([^\"]+)\"").matcher(dockerfile);
-            java.util.regex.Matcher gc = java.util.regex.Pattern.compile("JAVA_GC=\"([^\"]+)\"").matcher(dockerfile);
+            java.util.regex.Matcher opts =
+                    java.util.regex.Pattern.compile("JAVA_OPTS=\"([^\"]+)\"").matcher(dockerfile);
+            java.util.regex.Matcher gc =
+                    java.util.regex.Pattern.compile("JAVA_GC=\"([^\"]+)\"").matcher(dockerfile);
             if (!opts.find() || !gc.find()) {
                 throw new IllegalStateException("deploy/Dockerfile sets no JAVA_OPTS or JAVA_GC");
             }
@@ -66,8 +70,8 @@ final class ServiceProcess implements AutoCloseable {
         }
     }
 
-    private ServiceProcess(String module, String name, String host, int grpcPort, Map<String, String> env,
-            List<String> args) {
+    private ServiceProcess(
+            String module, String name, String host, int grpcPort, Map<String, String> env, List<String> args) {
         this.name = name;
         this.host = host;
         this.grpcPort = grpcPort;
@@ -76,16 +80,23 @@ final class ServiceProcess implements AutoCloseable {
         this.log = ROOT.resolve("system-tests/target/process-logs/" + name + ".log");
         Path jar = ROOT.resolve(module + "/target/" + module + ".jar");
         if (!Files.isRegularFile(jar)) {
-            throw new IllegalStateException(jar + " is missing: build it first (mvn verify builds every jar before these tests)");
+            throw new IllegalStateException(
+                    jar + " is missing: build it first (mvn verify builds every jar before these tests)");
         }
-        this.command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        this.command =
+                new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
         // The images' JVM, sized for the pods' memory limit (deploy/Dockerfile); C1 only, as tests start
         // processes all the time.
         this.command.addAll(IMAGE_JVM_OPTIONS);
-        this.command.addAll(List.of("-XX:MaxRAM=512m", "-XX:TieredStopAtLevel=1",
-                "-jar", jar.toString(),
-                "--grpc.server.address=" + host, "--grpc.server.port=" + grpcPort,
-                "--management.server.address=" + host, "--management.server.port=" + managementPort));
+        this.command.addAll(List.of(
+                "-XX:MaxRAM=512m",
+                "-XX:TieredStopAtLevel=1",
+                "-jar",
+                jar.toString(),
+                "--grpc.server.address=" + host,
+                "--grpc.server.port=" + grpcPort,
+                "--management.server.address=" + host,
+                "--management.server.port=" + managementPort));
         this.command.addAll(args);
         if (args.stream().noneMatch(arg -> arg.startsWith("--grpcops.shutdown.drain-delay="))) {
             // Tests stop processes all the time; the drain itself is tested with its own delay.
@@ -104,8 +115,8 @@ final class ServiceProcess implements AutoCloseable {
     }
 
     /** Starts on a given gRPC port: replicas on 127.0.0.2, .3, .4 share one port, as pods do. */
-    static ServiceProcess startAt(String module, String name, String host, int grpcPort, Map<String, String> env,
-            String... args) {
+    static ServiceProcess startAt(
+            String module, String name, String host, int grpcPort, Map<String, String> env, String... args) {
         ServiceProcess service = new ServiceProcess(module, name, host, grpcPort, env, List.of(args));
         service.start();
         return service;
@@ -119,7 +130,8 @@ final class ServiceProcess implements AutoCloseable {
     void start() {
         try {
             Files.createDirectories(log.getParent());
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+            ProcessBuilder builder = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
             builder.environment().putAll(env);
             process = ChildProcesses.track(builder.start());
@@ -143,16 +155,23 @@ final class ServiceProcess implements AutoCloseable {
     ServiceProcess awaitServing(Duration timeout) {
         ManagedChannel channel = channel();
         try {
-            await(name + " SERVING").atMost(timeout).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200))
+            await(name + " SERVING")
+                    .atMost(timeout)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(200))
                     .failFast(() -> {
                         if (!process.isAlive()) {
-                            throw new IllegalStateException(name + " exited with " + process.exitValue() + ", see " + log);
+                            throw new IllegalStateException(
+                                    name + " exited with " + process.exitValue() + ", see " + log);
                         }
                     })
                     .until(() -> {
                         try {
-                            return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
-                                    .check(HealthCheckRequest.getDefaultInstance()).getStatus() == ServingStatus.SERVING;
+                            return HealthGrpc.newBlockingStub(channel)
+                                            .withDeadlineAfter(1, TimeUnit.SECONDS)
+                                            .check(HealthCheckRequest.getDefaultInstance())
+                                            .getStatus()
+                                    == ServingStatus.SERVING;
                         } catch (StatusRuntimeException notYet) {
                             return false; // still starting
                         }
@@ -169,8 +188,9 @@ final class ServiceProcess implements AutoCloseable {
     String metrics() {
         try {
             HttpRequest request = HttpRequest.newBuilder(
-                    URI.create("http://" + host + ":" + managementPort + "/actuator/prometheus"))
-                    .timeout(Duration.ofSeconds(10)).build();
+                            URI.create("http://" + host + ":" + managementPort + "/actuator/prometheus"))
+                    .timeout(Duration.ofSeconds(10))
+                    .build();
             HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
                 throw new IllegalStateException(name + " metrics answered " + response.statusCode());

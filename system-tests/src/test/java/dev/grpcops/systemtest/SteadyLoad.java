@@ -26,24 +26,28 @@ final class SteadyLoad implements AutoCloseable {
     /** Each thread pauses {@code pause} after each call: the load's rate, not a synchronisation. */
     SteadyLoad(int threadCount, Duration pause, Runnable call) {
         for (int i = 0; i < threadCount; i++) {
-            Thread thread = new Thread(() -> {
-                while (running.get()) {
-                    try {
-                        call.run();
-                        succeeded.incrementAndGet();
-                    } catch (RuntimeException e) {
-                        failed.computeIfAbsent(Status.fromThrowable(e).getCode(), c -> new AtomicInteger()).incrementAndGet();
-                        failureTimes.add(System.nanoTime());
-                    }
-                    if (!pause.isZero()) {
-                        try {
-                            Thread.sleep(pause.toMillis()); // not a synchronisation: the pause sets the load's rate
-                        } catch (InterruptedException e) {
-                            return;
+            Thread thread = new Thread(
+                    () -> {
+                        while (running.get()) {
+                            try {
+                                call.run();
+                                succeeded.incrementAndGet();
+                            } catch (RuntimeException e) {
+                                failed.computeIfAbsent(Status.fromThrowable(e).getCode(), c -> new AtomicInteger())
+                                        .incrementAndGet();
+                                failureTimes.add(System.nanoTime());
+                            }
+                            if (!pause.isZero()) {
+                                try {
+                                    Thread.sleep(
+                                            pause.toMillis()); // not a synchronisation: the pause sets the load's rate
+                                } catch (InterruptedException e) {
+                                    return;
+                                }
+                            }
                         }
-                    }
-                }
-            }, "steady-load-" + i);
+                    },
+                    "steady-load-" + i);
             thread.setDaemon(true);
             thread.start();
             threads.add(thread);

@@ -56,28 +56,44 @@ class TailTests {
     private static final Duration DEADLINE = Duration.ofSeconds(1);
     private static final int SKUS = 5;
 
-    private static final String[] OLD_POLICY = {"--grpcops.client.balancing.policy=round-robin",
-        "--grpcops.client.outlier-detection.enabled=false", "--grpcops.retry.hedging.enabled=false"};
+    private static final String[] OLD_POLICY = {
+        "--grpcops.client.balancing.policy=round-robin",
+        "--grpcops.client.outlier-detection.enabled=false",
+        "--grpcops.retry.hedging.enabled=false"
+    };
     /** The defaults, plus what {@code tail.new-args} adds (to try a setting against the defaults' numbers). */
-    private static final String[] NEW_POLICY = System.getProperty("tail.new-args", "").isBlank() ? new String[0]
-            : System.getProperty("tail.new-args").trim().split("\\s+");
+    private static final String[] NEW_POLICY =
+            System.getProperty("tail.new-args", "").isBlank()
+                    ? new String[0]
+                    : System.getProperty("tail.new-args").trim().split("\\s+");
     /** {@code tail.policies=new} runs only the defaults. */
-    private static final List<String> POLICIES = List.of(System.getProperty("tail.policies", "old,new").split(","));
+    private static final List<String> POLICIES =
+            List.of(System.getProperty("tail.policies", "old,new").split(","));
 
     /** A fault, as the admin call sets it on replica s2. */
-    private record Scenario(String name, FaultSpec fault) {
-    }
+    private record Scenario(String name, FaultSpec fault) {}
 
     private static final List<Scenario> SCENARIOS = List.of(
             new Scenario("all healthy", FaultSpec.getDefaultInstance()),
-            new Scenario("one slow (+200 ms)", FaultSpec.newBuilder().setDelayMs(200).build()),
-            new Scenario("one stalled (200 ms/s)", FaultSpec.newBuilder().setStallMs(200).setStallEveryMs(1000).build()),
-            new Scenario("one failing (50 %)", FaultSpec.newBuilder().setErrorRatio(0.5).build()));
+            new Scenario(
+                    "one slow (+200 ms)", FaultSpec.newBuilder().setDelayMs(200).build()),
+            new Scenario(
+                    "one stalled (200 ms/s)",
+                    FaultSpec.newBuilder().setStallMs(200).setStallEveryMs(1000).build()),
+            new Scenario(
+                    "one failing (50 %)",
+                    FaultSpec.newBuilder().setErrorRatio(0.5).build()));
 
     /** What one scenario measured. */
-    record Result(String policy, String scenario, long checkouts, double p50, double p99, double p999,
-            double completePercent, double stockCallsPerQuote) {
-    }
+    record Result(
+            String policy,
+            String scenario,
+            long checkouts,
+            double p50,
+            double p99,
+            double p999,
+            double completePercent,
+            double stockCallsPerQuote) {}
 
     private static Replicas stock;
     private static final Map<String, Result> results = new LinkedHashMap<>();
@@ -107,8 +123,9 @@ class TailTests {
     void oneBadReplicaOfThreeDoesNotReachTheCaller() throws Exception {
         for (String policy : POLICIES) {
             for (Scenario scenario : SCENARIOS) {
-                results.put(policy + "/" + scenario.name(), run(policy, policy.equals("old") ? OLD_POLICY : NEW_POLICY,
-                        scenario));
+                results.put(
+                        policy + "/" + scenario.name(),
+                        run(policy, policy.equals("old") ? OLD_POLICY : NEW_POLICY, scenario));
             }
         }
 
@@ -118,7 +135,9 @@ class TailTests {
             Result oldFailing = results.get("old/one failing (50 %)");
             // The faults are real: with the old policy they reach the caller.
             assertThat(oldSlow.p99()).as("old policy, one slow replica: p99 ms").isGreaterThan(150);
-            assertThat(oldFailing.completePercent()).as("old policy, one failing replica: complete %").isLessThan(99);
+            assertThat(oldFailing.completePercent())
+                    .as("old policy, one failing replica: complete %")
+                    .isLessThan(99);
             assertThat(oldHealthy.completePercent()).isGreaterThanOrEqualTo(99.9);
         }
 
@@ -127,26 +146,33 @@ class TailTests {
         for (Scenario scenario : SCENARIOS.subList(1, SCENARIOS.size())) {
             Result faulty = results.get("new/" + scenario.name());
             // The goal is 1.25 x + 10 ms; a 2-core machine running five JVMs and the load gets room.
-            assertThat(faulty.p99()).as("%s: p99 ms against healthy %.1f ms", scenario.name(), healthy.p99())
+            assertThat(faulty.p99())
+                    .as("%s: p99 ms against healthy %.1f ms", scenario.name(), healthy.p99())
                     .isLessThanOrEqualTo(1.5 * healthy.p99() + 25);
-            assertThat(faulty.completePercent()).as("%s: complete answers %%", scenario.name()).isGreaterThanOrEqualTo(99.5);
-            assertThat(faulty.stockCallsPerQuote()).as("%s: Stock calls per Quote", scenario.name())
+            assertThat(faulty.completePercent())
+                    .as("%s: complete answers %%", scenario.name())
+                    .isGreaterThanOrEqualTo(99.5);
+            assertThat(faulty.stockCallsPerQuote())
+                    .as("%s: Stock calls per Quote", scenario.name())
                     .isLessThanOrEqualTo(1.10);
         }
     }
 
     /** A fresh Pricing and Edge with {@code args}, warmed up, then the scenario measured. */
     private static Result run(String policy, String[] args, Scenario scenario) throws Exception {
-        List<String> pricingArgs = new ArrayList<>(List.of("--grpc.client.stock.address=list:///" + stock.addressList()));
+        List<String> pricingArgs =
+                new ArrayList<>(List.of("--grpc.client.stock.address=list:///" + stock.addressList()));
         pricingArgs.addAll(Arrays.asList(args));
-        ServiceProcess pricing = ServiceProcess.start("pricing-service", "pricing-tail", "127.0.0.1", Map.of(),
-                pricingArgs.toArray(String[]::new));
+        ServiceProcess pricing = ServiceProcess.start(
+                "pricing-service", "pricing-tail", "127.0.0.1", Map.of(), pricingArgs.toArray(String[]::new));
         ServiceProcess edge = null;
         try {
             pricing.awaitServing(Duration.ofSeconds(90));
-            List<String> edgeArgs = new ArrayList<>(List.of("--grpc.client.pricing.address=list:///" + pricing.target()));
+            List<String> edgeArgs =
+                    new ArrayList<>(List.of("--grpc.client.pricing.address=list:///" + pricing.target()));
             edgeArgs.addAll(Arrays.asList(args));
-            edge = ServiceProcess.start("edge-service", "edge-tail", "127.0.0.1", Map.of(), edgeArgs.toArray(String[]::new));
+            edge = ServiceProcess.start(
+                    "edge-service", "edge-tail", "127.0.0.1", Map.of(), edgeArgs.toArray(String[]::new));
             edge.awaitServing(Duration.ofSeconds(90));
             ManagedChannel channel = edge.channel();
             try {
@@ -154,7 +180,8 @@ class TailTests {
                 setFault(scenario.fault());
                 double[] stockBefore = stockChecks();
                 Map<String, Double> hedgesBefore = hedges(pricing, edge);
-                Load measured = load(channel, MEASURED, policy + "-" + scenario.name().replaceAll("\\W+", ""));
+                Load measured =
+                        load(channel, MEASURED, policy + "-" + scenario.name().replaceAll("\\W+", ""));
                 double[] stockAfter = stockChecks();
                 Map<String, Double> hedges = hedges(pricing, edge);
                 hedges.replaceAll((key, value) -> value - hedgesBefore.getOrDefault(key, 0.0));
@@ -162,9 +189,15 @@ class TailTests {
                 for (int i = 0; i < perReplica.length; i++) {
                     perReplica[i] = stockAfter[i] - stockBefore[i];
                 }
-                System.out.printf(Locale.ROOT, "%s / %s: Stock calls per replica s1..s3 %s; hedges %s%n", policy,
-                        scenario.name(), Arrays.toString(perReplica), hedges);
-                return measured.result(policy, scenario.name(), Arrays.stream(perReplica).sum());
+                System.out.printf(
+                        Locale.ROOT,
+                        "%s / %s: Stock calls per replica s1..s3 %s; hedges %s%n",
+                        policy,
+                        scenario.name(),
+                        Arrays.toString(perReplica),
+                        hedges);
+                return measured.result(
+                        policy, scenario.name(), Arrays.stream(perReplica).sum());
             } finally {
                 setFault(FaultSpec.getDefaultInstance());
                 channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -178,8 +211,10 @@ class TailTests {
         ServiceProcess faulty = stock.pod("s2");
         ManagedChannel channel = faulty.channel();
         try {
-            FaultsGrpc.newBlockingStub(channel).withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
-                    .withDeadlineAfter(10, TimeUnit.SECONDS).set(fault);
+            FaultsGrpc.newBlockingStub(channel)
+                    .withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .set(fault);
         } finally {
             channel.shutdownNow();
         }
@@ -187,8 +222,10 @@ class TailTests {
 
     /** Check calls each Stock replica has served so far, whatever their status. */
     private static double[] stockChecks() {
-        return stock.pods.stream().mapToDouble(pod -> Prometheus.sum(pod.metrics(),
-                "grpc_server_processing_duration_seconds_count", "method=\"Check\"")).toArray();
+        return stock.pods.stream()
+                .mapToDouble(pod -> Prometheus.sum(
+                        pod.metrics(), "grpc_server_processing_duration_seconds_count", "method=\"Check\""))
+                .toArray();
     }
 
     /** Hedges so far by service and outcome, e.g. {@code pricing sent}. */
@@ -217,15 +254,19 @@ class TailTests {
             for (int i = 0; i < total; i++) {
                 int n = i;
                 long intended = start + n * period;
-                ticks.schedule(() -> {
-                    CheckoutRequest.Builder request = CheckoutRequest.newBuilder();
-                    for (int sku = 0; sku < SKUS; sku++) {
-                        request.addSkus(prefix + "-" + n + "-" + sku);
-                    }
-                    var reply = EdgeGrpc.newFutureStub(channel).withDeadlineAfter(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
-                            .checkout(request.build());
-                    reply.addListener(() -> load.ended(n, intended, reply), Runnable::run);
-                }, intended - System.nanoTime(), TimeUnit.NANOSECONDS);
+                ticks.schedule(
+                        () -> {
+                            CheckoutRequest.Builder request = CheckoutRequest.newBuilder();
+                            for (int sku = 0; sku < SKUS; sku++) {
+                                request.addSkus(prefix + "-" + n + "-" + sku);
+                            }
+                            var reply = EdgeGrpc.newFutureStub(channel)
+                                    .withDeadlineAfter(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
+                                    .checkout(request.build());
+                            reply.addListener(() -> load.ended(n, intended, reply), Runnable::run);
+                        },
+                        intended - System.nanoTime(),
+                        TimeUnit.NANOSECONDS);
             }
             if (!load.done.await(length.toMillis() + 30_000, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("Checkouts still unanswered 30 s after the load ended");
@@ -253,14 +294,19 @@ class TailTests {
             latencyNanos.set(n, System.nanoTime() - intended);
             try {
                 CheckoutReply answer = reply.get();
-                if (answer.getLinesCount() == SKUS && answer.getLinesList().stream().allMatch(Line::getAvailable)) {
+                if (answer.getLinesCount() == SKUS
+                        && answer.getLinesList().stream().allMatch(Line::getAvailable)) {
                     complete.incrementAndGet();
                 } else {
-                    answer.getLinesList().stream().filter(line -> !line.getAvailable()).forEach(line ->
-                            statuses.computeIfAbsent("line " + line.getReason(), k -> new AtomicInteger()).incrementAndGet());
+                    answer.getLinesList().stream()
+                            .filter(line -> !line.getAvailable())
+                            .forEach(line -> statuses.computeIfAbsent(
+                                            "line " + line.getReason(), k -> new AtomicInteger())
+                                    .incrementAndGet());
                 }
             } catch (Exception e) {
-                statuses.computeIfAbsent(Status.fromThrowable(e).getCode().name(), k -> new AtomicInteger()).incrementAndGet();
+                statuses.computeIfAbsent(Status.fromThrowable(e).getCode().name(), k -> new AtomicInteger())
+                        .incrementAndGet();
             }
             done.countDown();
         }
@@ -275,8 +321,15 @@ class TailTests {
             if (!statuses.isEmpty()) {
                 System.out.println(policy + " / " + scenario + ": not complete: " + statuses);
             }
-            return new Result(policy, scenario, total, ms(sorted, 50), ms(sorted, 99), ms(sorted, 99.9),
-                    100.0 * complete.get() / total, stockCalls / ((double) total * SKUS));
+            return new Result(
+                    policy,
+                    scenario,
+                    total,
+                    ms(sorted, 50),
+                    ms(sorted, 99),
+                    ms(sorted, 99.9),
+                    100.0 * complete.get() / total,
+                    stockCalls / ((double) total * SKUS));
         }
 
         private static double ms(long[] sorted, double percentile) {
@@ -287,14 +340,30 @@ class TailTests {
 
     private static String table() {
         StringBuilder table = new StringBuilder();
-        table.append(String.format(Locale.ROOT, "%n### Tail: %s, %d Checkouts/s of %d SKUs, 1 s deadline, %d s per scenario%n%n",
-                Instant.now().toString().substring(0, 19) + "Z", RATE, SKUS, MEASURED.toSeconds()));
-        table.append("| policy | Stock replica s2 | Checkouts | p50 ms | p99 ms | p99.9 ms | complete | Stock calls per Quote |\n");
+        table.append(String.format(
+                Locale.ROOT,
+                "%n### Tail: %s, %d Checkouts/s of %d SKUs, 1 s deadline, %d s per scenario%n%n",
+                Instant.now().toString().substring(0, 19) + "Z",
+                RATE,
+                SKUS,
+                MEASURED.toSeconds()));
+        table.append(
+                "| policy | Stock replica s2 | Checkouts | p50 ms | p99 ms | p99.9 ms | complete | Stock calls per Quote |\n");
         table.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
         for (Result r : results.values()) {
-            table.append(String.format(Locale.ROOT, "| %s | %s | %d | %.1f | %.1f | %.1f | %.2f %% | %.3f |%n",
-                    r.policy().equals("old") ? "round_robin, no ejection, no hedging" : "peak-EWMA + ejection + hedging",
-                    r.scenario(), r.checkouts(), r.p50(), r.p99(), r.p999(), r.completePercent(), r.stockCallsPerQuote()));
+            table.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %.1f | %.1f | %.1f | %.2f %% | %.3f |%n",
+                    r.policy().equals("old")
+                            ? "round_robin, no ejection, no hedging"
+                            : "peak-EWMA + ejection + hedging",
+                    r.scenario(),
+                    r.checkouts(),
+                    r.p50(),
+                    r.p99(),
+                    r.p999(),
+                    r.completePercent(),
+                    r.stockCallsPerQuote()));
         }
         return table.toString();
     }

@@ -44,8 +44,10 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class TracingTests {
 
-    private static final String[] TRACED = {"--management.tracing.sampling.probability=1.0",
-        "--management.tracing.opentelemetry.export.schedule-delay=100ms"};
+    private static final String[] TRACED = {
+        "--management.tracing.sampling.probability=1.0",
+        "--management.tracing.opentelemetry.export.schedule-delay=100ms"
+    };
 
     private static String[] traced(OtlpReceiver receiver, String... more) {
         String[] args = new String[TRACED.length + 1 + more.length];
@@ -58,13 +60,21 @@ class TracingTests {
     @Test
     void oneCheckoutIsOneTraceWithTheBudgetAtEveryHop() throws Exception {
         try (OtlpReceiver receiver = new OtlpReceiver(0);
-                ServiceProcess stock = ServiceProcess.start("stock-service", "stock-traced", "127.0.0.1", Map.of(),
-                        traced(receiver))) {
+                ServiceProcess stock = ServiceProcess.start(
+                        "stock-service", "stock-traced", "127.0.0.1", Map.of(), traced(receiver))) {
             stock.awaitServing(Duration.ofSeconds(90));
-            try (ServiceProcess pricing = ServiceProcess.start("pricing-service", "pricing-traced", "127.0.0.1", Map.of(),
+            try (ServiceProcess pricing = ServiceProcess.start(
+                    "pricing-service",
+                    "pricing-traced",
+                    "127.0.0.1",
+                    Map.of(),
                     traced(receiver, "--grpc.client.stock.address=static://" + stock.target()))) {
                 pricing.awaitServing(Duration.ofSeconds(90));
-                try (ServiceProcess edge = ServiceProcess.start("edge-service", "edge-traced", "127.0.0.1", Map.of(),
+                try (ServiceProcess edge = ServiceProcess.start(
+                        "edge-service",
+                        "edge-traced",
+                        "127.0.0.1",
+                        Map.of(),
                         traced(receiver, "--grpc.client.pricing.address=static://" + pricing.target()))) {
                     edge.awaitServing(Duration.ofSeconds(90));
                     checkoutAndFollowIt(receiver, stock, edge);
@@ -80,28 +90,40 @@ class TracingTests {
         ManagedChannel toStock = stock.channel();
         try {
             // The first calls pay for connections and class loading; the counted one comes after.
-            EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(10, TimeUnit.SECONDS)
+            EdgeGrpc.newBlockingStub(toEdge)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
                     .checkout(CheckoutRequest.newBuilder().addSkus("warm").build());
             String sku = "traced-" + System.nanoTime();
-            CheckoutReply reply = EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+            CheckoutReply reply = EdgeGrpc.newBlockingStub(toEdge)
+                    .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
                     .checkout(CheckoutRequest.newBuilder().addSkus(sku).build());
             assertThat(reply.getLinesList()).extracting(Line::getAvailable).containsOnly(true);
-            SkuStats recorded = StockGrpc.newBlockingStub(toStock).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .stats(StatsRequest.newBuilder().setSku(sku).build()).getSkus(0);
+            SkuStats recorded = StockGrpc.newBlockingStub(toStock)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .stats(StatsRequest.newBuilder().setSku(sku).build())
+                    .getSkus(0);
 
             // Stock's span of this Check, then the trace it belongs to.
-            await("the trace of the Checkout").atMost(Duration.ofSeconds(30)).until(() ->
-                    trace(receiver).stream().filter(span -> span.service().equals("edge-service")
-                            && span.kind() == SpanKind.SPAN_KIND_SERVER).count() == 1
+            await("the trace of the Checkout")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> trace(receiver).stream()
+                                            .filter(span -> span.service().equals("edge-service")
+                                                    && span.kind() == SpanKind.SPAN_KIND_SERVER)
+                                            .count()
+                                    == 1
                             && trace(receiver).size() >= 5);
             List<ReceivedSpan> trace = trace(receiver);
             ReceivedSpan edgeServed = one(trace, "edge-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Edge/Checkout");
             ReceivedSpan edgeAttempt = one(trace, "edge-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Pricing/Quote");
-            ReceivedSpan pricingServed = one(trace, "pricing-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
-            ReceivedSpan pricingAttempt = one(trace, "pricing-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
+            ReceivedSpan pricingServed =
+                    one(trace, "pricing-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
+            ReceivedSpan pricingAttempt =
+                    one(trace, "pricing-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
             ReceivedSpan stockServed = one(trace, "stock-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check");
 
-            assertThat(edgeServed.parentSpanId()).as("the test's call is not traced: Edge starts the trace").isEmpty();
+            assertThat(edgeServed.parentSpanId())
+                    .as("the test's call is not traced: Edge starts the trace")
+                    .isEmpty();
             assertThat(edgeAttempt.parentSpanId()).isEqualTo(edgeServed.spanId());
             assertThat(pricingServed.parentSpanId()).isEqualTo(edgeAttempt.spanId());
             assertThat(pricingAttempt.parentSpanId()).isEqualTo(pricingServed.spanId());
@@ -113,12 +135,13 @@ class TracingTests {
             assertThat(edgeServed.attribute("grpcops.admission.level")).isEqualTo("default");
             assertThat(ms(edgeAttempt, "grpcops.deadline_ms")).isCloseTo(1300, within(100.0));
             assertThat(edgeAttempt.attribute("grpcops.attempt")).isEqualTo("0");
-            assertThat(ms(pricingServed, "grpcops.budget.remaining_ms")).isCloseTo(ms(edgeAttempt, "grpcops.deadline_ms"),
-                    within(50.0));
-            assertThat(ms(pricingAttempt, "grpcops.deadline_ms")).isCloseTo(ms(pricingServed, "grpcops.budget.remaining_ms") - 200,
-                    within(50.0));
+            assertThat(ms(pricingServed, "grpcops.budget.remaining_ms"))
+                    .isCloseTo(ms(edgeAttempt, "grpcops.deadline_ms"), within(50.0));
+            assertThat(ms(pricingAttempt, "grpcops.deadline_ms"))
+                    .isCloseTo(ms(pricingServed, "grpcops.budget.remaining_ms") - 200, within(50.0));
             double stockRecordedMs = recorded.getReceivedDeadlineS(0) * 1000;
-            assertThat(ms(stockServed, "grpcops.budget.remaining_ms")).as("what Stock recorded: %.1f ms", stockRecordedMs)
+            assertThat(ms(stockServed, "grpcops.budget.remaining_ms"))
+                    .as("what Stock recorded: %.1f ms", stockRecordedMs)
                     .isCloseTo(stockRecordedMs, within(25.0));
             assertThat(ms(pricingAttempt, "grpcops.deadline_ms")).isCloseTo(stockRecordedMs, within(50.0));
         } finally {
@@ -128,15 +151,21 @@ class TracingTests {
     }
 
     /** A line answered unavailable, and a call the budget could not cover, say so on their hop's span. */
-    private static void whatWasNotSentOrNotAnsweredIsOnTheSpans(OtlpReceiver receiver, ServiceProcess pricing,
-            ServiceProcess edge) {
+    private static void whatWasNotSentOrNotAnsweredIsOnTheSpans(
+            OtlpReceiver receiver, ServiceProcess pricing, ServiceProcess edge) {
         ManagedChannel toEdge = edge.channel();
         ManagedChannel toPricing = pricing.channel();
         try {
-            EdgeGrpc.newBlockingStub(toEdge).withDeadlineAfter(1000, TimeUnit.MILLISECONDS).checkout(CheckoutRequest
-                    .newBuilder().addSkus("quick").addSkus("slow").addSlowSkus("slow").build());
+            EdgeGrpc.newBlockingStub(toEdge)
+                    .withDeadlineAfter(1000, TimeUnit.MILLISECONDS)
+                    .checkout(CheckoutRequest.newBuilder()
+                            .addSkus("quick")
+                            .addSkus("slow")
+                            .addSlowSkus("slow")
+                            .build());
             io.grpc.StatusRuntimeException refused = org.assertj.core.api.Assertions.catchThrowableOfType(
-                    io.grpc.StatusRuntimeException.class, () -> PricingGrpc.newBlockingStub(toPricing)
+                    io.grpc.StatusRuntimeException.class,
+                    () -> PricingGrpc.newBlockingStub(toPricing)
                             .withDeadlineAfter(450, TimeUnit.MILLISECONDS)
                             .quote(QuoteRequest.newBuilder().setSku("too-late").build()));
             assertThat(refused.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED);
@@ -163,37 +192,54 @@ class TracingTests {
     void withoutAnEndpointNothingIsTracedOrSent() throws Exception {
         List<Metadata> received = new CopyOnWriteArrayList<>();
         Server fakeStock = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-                .addService(ServerInterceptors.intercept(new StockGrpc.StockImplBase() {
-                    @Override
-                    public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
-                        responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(1).build());
-                        responses.onCompleted();
-                    }
-                }, new ServerInterceptor() {
-                    @Override
-                    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
-                            Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-                        received.add(headers);
-                        return next.startCall(call, headers);
-                    }
-                })).build().start();
+                .addService(ServerInterceptors.intercept(
+                        new StockGrpc.StockImplBase() {
+                            @Override
+                            public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                                responses.onNext(CheckReply.newBuilder()
+                                        .setSku(request.getSku())
+                                        .setQty(1)
+                                        .build());
+                                responses.onCompleted();
+                            }
+                        },
+                        new ServerInterceptor() {
+                            @Override
+                            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                                    ServerCall<ReqT, RespT> call,
+                                    Metadata headers,
+                                    ServerCallHandler<ReqT, RespT> next) {
+                                received.add(headers);
+                                return next.startCall(call, headers);
+                            }
+                        }))
+                .build()
+                .start();
         Metadata.Key<String> traceparent = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
         try (OtlpReceiver receiver = new OtlpReceiver(0)) {
             for (boolean tracing : new boolean[] {false, true}) {
                 received.clear();
                 String stockAddress = "--grpc.client.stock.address=static://127.0.0.1:" + fakeStock.getPort();
-                try (ServiceProcess pricing = ServiceProcess.start("pricing-service", "pricing-" + (tracing ? "on" : "off"),
-                        "127.0.0.1", Map.of(), tracing ? traced(receiver, stockAddress) : new String[] {stockAddress})) {
+                try (ServiceProcess pricing = ServiceProcess.start(
+                        "pricing-service",
+                        "pricing-" + (tracing ? "on" : "off"),
+                        "127.0.0.1",
+                        Map.of(),
+                        tracing ? traced(receiver, stockAddress) : new String[] {stockAddress})) {
                     pricing.awaitServing(Duration.ofSeconds(90));
                     ManagedChannel channel = pricing.channel();
                     try {
-                        PricingGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                                .quote(QuoteRequest.newBuilder().setSku("untraced").build());
+                        PricingGrpc.newBlockingStub(channel)
+                                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                                .quote(QuoteRequest.newBuilder()
+                                        .setSku("untraced")
+                                        .build());
                     } finally {
                         channel.shutdownNow();
                     }
                     assertThat(received).hasSize(1);
-                    assertThat(received.get(0).containsKey(traceparent)).as("trace context sent, tracing " + tracing)
+                    assertThat(received.get(0).containsKey(traceparent))
+                            .as("trace context sent, tracing " + tracing)
                             .isEqualTo(tracing);
                 }
             }
@@ -205,18 +251,25 @@ class TracingTests {
     /** Every span of the trace of the Checkout made with a 1.5 s deadline. */
     private static List<ReceivedSpan> trace(OtlpReceiver receiver) {
         // The traced Checkout is the only one whose Edge span is a root with a 1.5 s budget.
-        return receiver.spans.stream().filter(span -> span.service().equals("edge-service")
-                        && span.kind() == SpanKind.SPAN_KIND_SERVER && span.parentSpanId().isEmpty()
+        return receiver.spans.stream()
+                .filter(span -> span.service().equals("edge-service")
+                        && span.kind() == SpanKind.SPAN_KIND_SERVER
+                        && span.parentSpanId().isEmpty()
                         && span.attribute("grpcops.budget.remaining_ms") != null
                         && Double.parseDouble(span.attribute("grpcops.budget.remaining_ms")) < 5000)
-                .map(ReceivedSpan::traceId).findFirst()
-                .map(traceId -> receiver.spans.stream().filter(span -> span.traceId().equals(traceId)).toList())
+                .map(ReceivedSpan::traceId)
+                .findFirst()
+                .map(traceId -> receiver.spans.stream()
+                        .filter(span -> span.traceId().equals(traceId))
+                        .toList())
                 .orElse(List.of());
     }
 
     private static ReceivedSpan one(List<ReceivedSpan> trace, String service, SpanKind kind, String name) {
         List<ReceivedSpan> found = trace.stream()
-                .filter(span -> span.service().equals(service) && span.kind() == kind && span.name().equals(name))
+                .filter(span -> span.service().equals(service)
+                        && span.kind() == kind
+                        && span.name().equals(name))
                 .toList();
         assertThat(found).as("%s %s %s in %s", service, kind, name, trace).hasSize(1);
         return found.get(0);

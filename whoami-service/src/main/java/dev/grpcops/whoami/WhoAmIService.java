@@ -54,7 +54,10 @@ class WhoAmIService extends WhoAmIGrpc.WhoAmIImplBase {
         // Ignored once health is in its terminal state (the shutdown drain): what counts is what it reports.
         health.setStatus(SERVICE, requested);
         ServingStatus effective = reported(SERVICE, requested);
-        responses.onNext(DrainReply.newBuilder().setPod(properties.podName()).setStatus(effective.name()).build());
+        responses.onNext(DrainReply.newBuilder()
+                .setPod(properties.podName())
+                .setStatus(effective.name())
+                .build());
         responses.onCompleted();
     }
 
@@ -81,8 +84,7 @@ class WhoAmIService extends WhoAmIGrpc.WhoAmIImplBase {
             }
 
             @Override
-            public void onCompleted() {
-            }
+            public void onCompleted() {}
         });
         return reported.get();
     }

@@ -22,15 +22,16 @@ import org.springframework.test.annotation.DirtiesContext;
  * NOT_SERVING, later changes ignored), so Resume must not claim SERVING. Its own context (its
  * health ends terminal), closed after the class.
  */
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=whoami-resume-during-drain",
-    "grpc.server.port=-1",
-    "grpc.client.whoami.address=in-process:whoami-resume-during-drain",
-    "management.server.port=-1",
-    "POD_NAME=w9",
-    "grpcops.admin.token=resume-during-drain-token",
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=whoami-resume-during-drain",
+            "grpc.server.port=-1",
+            "grpc.client.whoami.address=in-process:whoami-resume-during-drain",
+            "management.server.port=-1",
+            "POD_NAME=w9",
+            "grpcops.admin.token=resume-during-drain-token",
+            "grpcops.shutdown.drain-delay=0s",
+        })
 @DirtiesContext
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
 class ResumeDuringDrainTests {
@@ -49,7 +50,8 @@ class ResumeDuringDrainTests {
     @Test
     void resumeAndDrainAnswerWhatHealthReportsOnceTheShutdownDrainHasBegun() {
         assertThat(admin().drain(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("NOT_SERVING");
-        assertThat(admin().resume(DrainRequest.getDefaultInstance()).getStatus()).as("before the drain")
+        assertThat(admin().resume(DrainRequest.getDefaultInstance()).getStatus())
+                .as("before the drain")
                 .isEqualTo("SERVING");
 
         healthStatus.enterTerminalState(); // what drain-before-stop does on SIGTERM
@@ -63,7 +65,8 @@ class ResumeDuringDrainTests {
 
     private ServingStatus check(String service) {
         return health.withDeadlineAfter(5, TimeUnit.SECONDS)
-                .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+                .check(HealthCheckRequest.newBuilder().setService(service).build())
+                .getStatus();
     }
 
     private WhoAmIGrpc.WhoAmIBlockingStub admin() {

@@ -20,8 +20,8 @@ class WhoAmIConfigurationTests {
     @Test
     void portPodNameAndConnectionAgeComeFromTheEnvironment() {
         int port = freePort();
-        try (ConfigurableApplicationContext context = run(Map.of(
-                "PORT", String.valueOf(port), "POD_NAME", "whoami-7d9f-abc", "MAX_CONNECTION_AGE_MS", "1000"))) {
+        try (ConfigurableApplicationContext context = run(
+                Map.of("PORT", String.valueOf(port), "POD_NAME", "whoami-7d9f-abc", "MAX_CONNECTION_AGE_MS", "1000"))) {
             GrpcServerProperties server = context.getBean(GrpcServerProperties.class);
             assertThat(server.getPort()).isEqualTo(port);
             assertThat(server.getMaxConnectionAge()).isEqualTo(Duration.ofMillis(1000));
@@ -51,9 +51,11 @@ class WhoAmIConfigurationTests {
         StandardEnvironment env = new StandardEnvironment();
         env.getPropertySources().addFirst(new MapPropertySource("test-env", environment));
         // Nothing here tests the drain; without a 0 s delay each close would wait the default 5 s.
-        env.getPropertySources().addFirst(new MapPropertySource("no-drain-delay",
-                Map.of("grpcops.shutdown.drain-delay", "0s")));
-        return new SpringApplicationBuilder(WhoAmIApplication.class).environment(env)
-                .properties("management.server.port=-1", "grpc.server.address=127.0.0.1").run();
+        env.getPropertySources()
+                .addFirst(new MapPropertySource("no-drain-delay", Map.of("grpcops.shutdown.drain-delay", "0s")));
+        return new SpringApplicationBuilder(WhoAmIApplication.class)
+                .environment(env)
+                .properties("management.server.port=-1", "grpc.server.address=127.0.0.1")
+                .run();
     }
 }

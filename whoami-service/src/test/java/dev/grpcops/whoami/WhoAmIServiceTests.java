@@ -23,16 +23,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 
-@SpringBootTest(properties = {
-    "grpc.server.in-process-name=whoami-test",
-    "grpc.server.port=-1",
-    "grpc.client.whoami.address=in-process:whoami-test",
-    "management.server.port=-1",
-    "POD_NAME=w7",
-    "grpcops.admin.token=whoami-test-token",
-    // Nothing here tests the drain; without this each context close would wait the default 5 s.
-    "grpcops.shutdown.drain-delay=0s",
-})
+@SpringBootTest(
+        properties = {
+            "grpc.server.in-process-name=whoami-test",
+            "grpc.server.port=-1",
+            "grpc.client.whoami.address=in-process:whoami-test",
+            "management.server.port=-1",
+            "POD_NAME=w7",
+            "grpcops.admin.token=whoami-test-token",
+            // Nothing here tests the drain; without this each context close would wait the default 5 s.
+            "grpcops.shutdown.drain-delay=0s",
+        })
 class WhoAmIServiceTests {
 
     private static final String SERVICE = "grpcops.v1.WhoAmI";
@@ -64,10 +65,12 @@ class WhoAmIServiceTests {
     void bothHealthNamesStartServingAndOthersAreNotFound() {
         assertThat(check("")).isEqualTo(ServingStatus.SERVING);
         assertThat(check(SERVICE)).isEqualTo(ServingStatus.SERVING);
-        StatusRuntimeException unknown = catchThrowableOfType(StatusRuntimeException.class, () -> check("nope.v1.Nope"));
+        StatusRuntimeException unknown =
+                catchThrowableOfType(StatusRuntimeException.class, () -> check("nope.v1.Nope"));
         assertThat(unknown.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
         // The services the library brings along (fault injection's admin service here) get no name of their own.
-        StatusRuntimeException faults = catchThrowableOfType(StatusRuntimeException.class, () -> check("grpcops.v1.Faults"));
+        StatusRuntimeException faults =
+                catchThrowableOfType(StatusRuntimeException.class, () -> check("grpcops.v1.Faults"));
         assertThat(faults.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
     }
 
@@ -78,19 +81,24 @@ class WhoAmIServiceTests {
         assertThat(drained.getStatus()).isEqualTo("NOT_SERVING");
         assertThat(check(SERVICE)).isEqualTo(ServingStatus.NOT_SERVING);
         assertThat(check("")).as("liveness never changes").isEqualTo(ServingStatus.SERVING);
-        assertThat(whoami.who(WhoRequest.getDefaultInstance()).getPod()).as("still answering").isEqualTo("w7");
+        assertThat(whoami.who(WhoRequest.getDefaultInstance()).getPod())
+                .as("still answering")
+                .isEqualTo("w7");
 
-        assertThat(admin("whoami-test-token").resume(DrainRequest.getDefaultInstance()).getStatus()).isEqualTo("SERVING");
+        assertThat(admin("whoami-test-token")
+                        .resume(DrainRequest.getDefaultInstance())
+                        .getStatus())
+                .isEqualTo("SERVING");
         assertThat(check(SERVICE)).isEqualTo(ServingStatus.SERVING);
     }
 
     @Test
     void drainWithoutTheTokenChangesNothing() {
-        StatusRuntimeException missing = catchThrowableOfType(StatusRuntimeException.class,
-                () -> whoami.drain(DrainRequest.getDefaultInstance()));
+        StatusRuntimeException missing = catchThrowableOfType(
+                StatusRuntimeException.class, () -> whoami.drain(DrainRequest.getDefaultInstance()));
         assertThat(missing.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-        StatusRuntimeException wrong = catchThrowableOfType(StatusRuntimeException.class,
-                () -> admin("guess").drain(DrainRequest.getDefaultInstance()));
+        StatusRuntimeException wrong = catchThrowableOfType(
+                StatusRuntimeException.class, () -> admin("guess").drain(DrainRequest.getDefaultInstance()));
         assertThat(wrong.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(check(SERVICE)).isEqualTo(ServingStatus.SERVING);
     }
@@ -111,32 +119,36 @@ class WhoAmIServiceTests {
         BlockingQueue<Object> updates = watch("nope.v1.Nope");
         assertThat(updates.poll(5, TimeUnit.SECONDS)).isEqualTo(ServingStatus.SERVICE_UNKNOWN);
         // Elapsed time is the point: nothing (no error, no end) arrives for a while after the status.
-        assertThat(updates.poll(500, TimeUnit.MILLISECONDS)).as("no error, no end: the stream stays open").isNull();
+        assertThat(updates.poll(500, TimeUnit.MILLISECONDS))
+                .as("no error, no end: the stream stays open")
+                .isNull();
     }
 
     private BlockingQueue<Object> watch(String service) {
         BlockingQueue<Object> updates = new LinkedBlockingQueue<>();
-        watches.run(() -> healthAsync.watch(HealthCheckRequest.newBuilder().setService(service).build(), new StreamObserver<>() {
-            @Override
-            public void onNext(HealthCheckResponse response) {
-                updates.add(response.getStatus());
-            }
+        watches.run(() -> healthAsync.watch(
+                HealthCheckRequest.newBuilder().setService(service).build(), new StreamObserver<>() {
+                    @Override
+                    public void onNext(HealthCheckResponse response) {
+                        updates.add(response.getStatus());
+                    }
 
-            @Override
-            public void onError(Throwable t) {
-                updates.add(t);
-            }
+                    @Override
+                    public void onError(Throwable t) {
+                        updates.add(t);
+                    }
 
-            @Override
-            public void onCompleted() {
-                updates.add("completed");
-            }
-        }));
+                    @Override
+                    public void onCompleted() {
+                        updates.add("completed");
+                    }
+                }));
         return updates;
     }
 
     private ServingStatus check(String service) {
-        return health.check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+        return health.check(HealthCheckRequest.newBuilder().setService(service).build())
+                .getStatus();
     }
 
     private WhoAmIGrpc.WhoAmIBlockingStub admin(String token) {

@@ -23,8 +23,7 @@ final class Checkouts {
     static final List<String> SKUS = List.of("a", "b", "c", "d", "e");
     static final long DEADLINE_MS = 1000;
 
-    private Checkouts() {
-    }
+    private Checkouts() {}
 
     /**
      * Checkouts started during {@code seconds}.
@@ -42,7 +41,8 @@ final class Checkouts {
 
         /** Nearest rank over the finished checkouts, in ms. */
         double percentileMs(double q) {
-            long[] sorted = Arrays.stream(latencyNanos).filter(l -> l >= 0).sorted().toArray();
+            long[] sorted =
+                    Arrays.stream(latencyNanos).filter(l -> l >= 0).sorted().toArray();
             if (sorted.length == 0) {
                 return Double.NaN;
             }
@@ -103,8 +103,7 @@ final class Checkouts {
         StreamObserver<CheckReply> call() {
             return new StreamObserver<>() {
                 @Override
-                public void onNext(CheckReply reply) {
-                }
+                public void onNext(CheckReply reply) {}
 
                 @Override
                 public void onError(Throwable t) {

@@ -4,7 +4,6 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** What the bad replica does wrong in a scenario; the two good ones always answer after the service time. */
 enum Fault {
-
     NONE("none", "no fault"),
     SLOW("slow", "+200 ms on every call"),
     STALLED("stalled", "replies held during the first 200 ms of every second"),

@@ -16,18 +16,28 @@ record Policy(String name, Map<String, ?> config) {
     static final Policy ROUND_ROBIN = of("round_robin", Map.of());
     static final Policy LEAST_REQUEST = of("least_request_experimental", ordered("choiceCount", 2.0));
     /** gRFC A58, weights from per-call ORCA reports: 1 s blackout, so a fresh channel starts as round_robin. */
-    static final Policy WEIGHTED_ROUND_ROBIN = of("weighted_round_robin", ordered(
-            "blackoutPeriod", "1s", "weightUpdatePeriod", "0.1s", "weightExpirationPeriod", "180s",
-            "enableOobLoadReport", false));
+    static final Policy WEIGHTED_ROUND_ROBIN = of(
+            "weighted_round_robin",
+            ordered(
+                    "blackoutPeriod",
+                    "1s",
+                    "weightUpdatePeriod",
+                    "0.1s",
+                    "weightExpirationPeriod",
+                    "180s",
+                    "enableOobLoadReport",
+                    false));
     /** As the suite's channels balance, without and with their outlier detection (grpcops-core's ServiceConfigs). */
-    static final Policy PEAK_EWMA = project("grpcops_peak_ewma", ServiceConfigs.builder().outlierDetection(null));
-    static final Policy ROUND_ROBIN_OD = project("round_robin+od",
-            ServiceConfigs.builder().balancing(ServiceConfigs.Balancing.ROUND_ROBIN));
+    static final Policy PEAK_EWMA =
+            project("grpcops_peak_ewma", ServiceConfigs.builder().outlierDetection(null));
+
+    static final Policy ROUND_ROBIN_OD =
+            project("round_robin+od", ServiceConfigs.builder().balancing(ServiceConfigs.Balancing.ROUND_ROBIN));
     static final Policy PEAK_EWMA_OD = project("grpcops_peak_ewma+od", ServiceConfigs.builder());
 
     /** All, in the order the report shows them; "+od": under outlier detection. */
-    static final List<Policy> ALL = List.of(ROUND_ROBIN, LEAST_REQUEST, WEIGHTED_ROUND_ROBIN, PEAK_EWMA,
-            ROUND_ROBIN_OD, PEAK_EWMA_OD);
+    static final List<Policy> ALL =
+            List.of(ROUND_ROBIN, LEAST_REQUEST, WEIGHTED_ROUND_ROBIN, PEAK_EWMA, ROUND_ROBIN_OD, PEAK_EWMA_OD);
 
     private static Policy of(String name, Map<String, ?> config) {
         return new Policy(name, Map.of(name, config));
@@ -51,7 +61,8 @@ record Policy(String name, Map<String, ?> config) {
 
     private static String json(Object value) {
         if (value instanceof Map<?, ?> map) {
-            return map.entrySet().stream().map(e -> "\"" + e.getKey() + "\":" + json(e.getValue()))
+            return map.entrySet().stream()
+                    .map(e -> "\"" + e.getKey() + "\":" + json(e.getValue()))
                     .collect(Collectors.joining(",", "{", "}"));
         }
         if (value instanceof List<?> list) {

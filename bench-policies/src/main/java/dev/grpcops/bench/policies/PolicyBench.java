@@ -3,7 +3,6 @@ package dev.grpcops.bench.policies;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -33,14 +32,11 @@ public final class PolicyBench {
     private static final List<String> HOSTS = List.of("127.0.0.2", "127.0.0.3", "127.0.0.4");
     private static final int BAD = 1;
 
-    private PolicyBench() {
-    }
+    private PolicyBench() {}
 
-    record Options(double rate, double seconds, double warmup, long serviceMs, Path out, List<Policy> policies) {
-    }
+    record Options(double rate, double seconds, double warmup, long serviceMs, Path out, List<Policy> policies) {}
 
-    record Row(Policy policy, Fault fault, Checkouts.Result result, double badShare) {
-    }
+    record Row(Policy policy, Fault fault, Checkouts.Result result, double badShare) {}
 
     public static void main(String[] args) throws Exception {
         Options options;
@@ -93,8 +89,13 @@ public final class PolicyBench {
             long[] received = replicas.stream().mapToLong(Replica::takeReceived).toArray();
             long all = Arrays.stream(received).sum();
             Row row = new Row(policy, fault, result, all == 0 ? Double.NaN : (double) received[BAD] / all);
-            log("%s, %s: p50 %.1f ms, p99 %.1f ms, %.1f %% complete, bad replica %.1f %% of calls", policy.name(),
-                    fault.label, result.percentileMs(0.50), result.percentileMs(0.99), result.completePercent(),
+            log(
+                    "%s, %s: p50 %.1f ms, p99 %.1f ms, %.1f %% complete, bad replica %.1f %% of calls",
+                    policy.name(),
+                    fault.label,
+                    result.percentileMs(0.50),
+                    result.percentileMs(0.99),
+                    result.completePercent(),
                     100 * row.badShare);
             rows.add(row);
         }
@@ -141,37 +142,68 @@ public final class PolicyBench {
 
     private static String report(Options options, Instant started, String[] args, List<Row> rows) {
         StringBuilder out = new StringBuilder();
-        out.append("## Balancing policies, one bad replica of three, ").append(started).append("\n\n");
+        out.append("## Balancing policies, one bad replica of three, ")
+                .append(started)
+                .append("\n\n");
         out.append("- command: `PolicyBench ").append(String.join(" ", args)).append("`\n");
-        out.append(String.format(Locale.ROOT, "- machine: %d CPUs, Java %s; everything in one JVM on loopback%n",
-                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version")));
-        out.append(String.format(Locale.ROOT, "- replicas: Stock on %s; each answers Check after %d ms without"
-                + " holding a thread, and reports per-call ORCA load (qps, eps, application_utilization ="
-                + " mean calls in flight / 100) over the last second, refreshed every 100 ms%n",
-                String.join(", ", HOSTS), options.serviceMs));
-        out.append(String.format(Locale.ROOT, "- load: open loop, %.0f checkouts/s; a checkout is %d parallel Check"
-                + " calls, deadline %d ms each; its latency is its slowest call's end from its intended start"
-                + " (coordinated omission corrected), over every checkout, complete or not; complete: all %d OK%n",
-                options.rate, Checkouts.SKUS.size(), Checkouts.DEADLINE_MS, Checkouts.SKUS.size()));
-        out.append(String.format(Locale.ROOT, "- per policy: warm-up %.0f s without fault (after one such JVM warm-up"
-                + " with round_robin before the first), then each scenario %.0f s on a fresh channel (no history"
-                + " carries over; the clock starts once it is connected)%n", options.warmup, options.seconds));
-        out.append("- scenarios, faults on ").append(HOSTS.get(BAD)).append(" only: ")
-                .append(Arrays.stream(Fault.values()).map(f -> f.label + " (" + f.description + ")")
+        out.append(String.format(
+                Locale.ROOT,
+                "- machine: %d CPUs, Java %s; everything in one JVM on loopback%n",
+                Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.version")));
+        out.append(String.format(
+                Locale.ROOT,
+                "- replicas: Stock on %s; each answers Check after %d ms without"
+                        + " holding a thread, and reports per-call ORCA load (qps, eps, application_utilization ="
+                        + " mean calls in flight / 100) over the last second, refreshed every 100 ms%n",
+                String.join(", ", HOSTS),
+                options.serviceMs));
+        out.append(String.format(
+                Locale.ROOT,
+                "- load: open loop, %.0f checkouts/s; a checkout is %d parallel Check"
+                        + " calls, deadline %d ms each; its latency is its slowest call's end from its intended start"
+                        + " (coordinated omission corrected), over every checkout, complete or not; complete: all %d OK%n",
+                options.rate,
+                Checkouts.SKUS.size(),
+                Checkouts.DEADLINE_MS,
+                Checkouts.SKUS.size()));
+        out.append(String.format(
+                Locale.ROOT,
+                "- per policy: warm-up %.0f s without fault (after one such JVM warm-up"
+                        + " with round_robin before the first), then each scenario %.0f s on a fresh channel (no history"
+                        + " carries over; the clock starts once it is connected)%n",
+                options.warmup,
+                options.seconds));
+        out.append("- scenarios, faults on ")
+                .append(HOSTS.get(BAD))
+                .append(" only: ")
+                .append(Arrays.stream(Fault.values())
+                        .map(f -> f.label + " (" + f.description + ")")
                         .collect(Collectors.joining("; ")))
                 .append("\n\n");
         out.append("| policy | scenario | p50 ms | p99 ms | p99.9 ms | complete % | bad replica's share of calls |\n");
         out.append("|---|---|---:|---:|---:|---:|---:|\n");
         for (Row row : rows) {
             Checkouts.Result r = row.result;
-            out.append(String.format(Locale.ROOT, "| %s | %s | %.1f | %.1f | %.1f | %.2f | %.1f %% |%n",
-                    row.policy.name(), row.fault.label, r.percentileMs(0.50), r.percentileMs(0.99),
-                    r.percentileMs(0.999), r.completePercent(), 100 * row.badShare));
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %.1f | %.1f | %.1f | %.2f | %.1f %% |%n",
+                    row.policy.name(),
+                    row.fault.label,
+                    r.percentileMs(0.50),
+                    r.percentileMs(0.99),
+                    r.percentileMs(0.999),
+                    r.completePercent(),
+                    100 * row.badShare));
         }
         out.append("\nPolicies (the `loadBalancingConfig` entry;")
                 .append(" \"+od\": under `outlier_detection_experimental`):\n\n");
         for (Policy policy : options.policies) {
-            out.append("- ").append(policy.name()).append(": `").append(policy.json()).append("`\n");
+            out.append("- ")
+                    .append(policy.name())
+                    .append(": `")
+                    .append(policy.json())
+                    .append("`\n");
         }
         List<String> notes = new ArrayList<>();
         for (Row row : rows) {
@@ -182,8 +214,12 @@ public final class PolicyBench {
             }
             // A late sender is charged in the latencies; much of it means the machine, not the policy, was slow.
             if (r.maxSendLagNanos() > TimeUnit.MILLISECONDS.toNanos(20)) {
-                notes.add(String.format(Locale.ROOT, "%s, %s: the sender started a checkout up to %.0f ms late"
-                        + " (busy machine?)", row.policy.name(), row.fault.label, r.maxSendLagNanos() / 1e6));
+                notes.add(String.format(
+                        Locale.ROOT,
+                        "%s, %s: the sender started a checkout up to %.0f ms late" + " (busy machine?)",
+                        row.policy.name(),
+                        row.fault.label,
+                        r.maxSendLagNanos() / 1e6));
             }
         }
         if (!notes.isEmpty()) {
@@ -211,7 +247,10 @@ public final class PolicyBench {
                 case "--warmup" -> warmup = number(args[i], value, 0);
                 case "--service-ms" -> serviceMs = (long) number(args[i], value, 0);
                 case "--out" -> out = Path.of(value);
-                case "--only" -> policies = Arrays.stream(value.split(",")).map(PolicyBench::policy).toList();
+                case "--only" ->
+                    policies = Arrays.stream(value.split(","))
+                            .map(PolicyBench::policy)
+                            .toList();
                 default -> throw new IllegalArgumentException("unknown option: " + args[i]);
             }
         }
@@ -219,7 +258,9 @@ public final class PolicyBench {
     }
 
     private static Policy policy(String name) {
-        return Policy.ALL.stream().filter(p -> p.name().equals(name.trim())).findFirst()
+        return Policy.ALL.stream()
+                .filter(p -> p.name().equals(name.trim()))
+                .findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("unknown policy: " + name));
     }
 
@@ -232,8 +273,8 @@ public final class PolicyBench {
         } catch (NumberFormatException e) {
             // said below
         }
-        throw new IllegalArgumentException(option + " needs a " + (least > 0 ? "positive" : "non-negative")
-                + " number, got " + value);
+        throw new IllegalArgumentException(
+                option + " needs a " + (least > 0 ? "positive" : "non-negative") + " number, got " + value);
     }
 
     private static void log(String format, Object... args) {

@@ -60,8 +60,8 @@ final class Replica extends StockGrpc.StockImplBase {
                 .addService(ServerInterceptors.intercept(replica, replica.orca.interceptor()))
                 .build()
                 .start();
-        replica.scheduler.scheduleAtFixedRate(replica::publishLoad, REPORT_PERIOD_MS, REPORT_PERIOD_MS,
-                TimeUnit.MILLISECONDS);
+        replica.scheduler.scheduleAtFixedRate(
+                replica::publishLoad, REPORT_PERIOD_MS, REPORT_PERIOD_MS, TimeUnit.MILLISECONDS);
         return replica;
     }
 
@@ -90,11 +90,13 @@ final class Replica extends StockGrpc.StockImplBase {
         Fault now = fault;
         if (now.failsNow()) {
             load.end(Load.Exit.FAILED);
-            responses.onError(Status.UNAVAILABLE.withDescription("injected failure").asRuntimeException());
+            responses.onError(
+                    Status.UNAVAILABLE.withDescription("injected failure").asRuntimeException());
             return;
         }
         ServerCallStreamObserver<CheckReply> call = (ServerCallStreamObserver<CheckReply>) responses;
-        CheckReply reply = CheckReply.newBuilder().setSku(request.getSku()).setQty(1).build();
+        CheckReply reply =
+                CheckReply.newBuilder().setSku(request.getSku()).setQty(1).build();
         AtomicBoolean over = new AtomicBoolean();
         AtomicReference<ScheduledFuture<?>> pending = new AtomicReference<>();
         // Deadline passed or caller gone: drop the answer now, and stop counting the call as in flight.
@@ -108,13 +110,16 @@ final class Replica extends StockGrpc.StockImplBase {
                 }
             }
         });
-        pending.set(scheduler.schedule(() -> {
-            if (over.compareAndSet(false, true)) {
-                load.end(Load.Exit.ANSWERED);
-                call.onNext(reply);
-                call.onCompleted();
-            }
-        }, now.replyDelayMs(serviceMs, System.currentTimeMillis()), TimeUnit.MILLISECONDS));
+        pending.set(scheduler.schedule(
+                () -> {
+                    if (over.compareAndSet(false, true)) {
+                        load.end(Load.Exit.ANSWERED);
+                        call.onNext(reply);
+                        call.onCompleted();
+                    }
+                },
+                now.replyDelayMs(serviceMs, System.currentTimeMillis()),
+                TimeUnit.MILLISECONDS));
     }
 
     private void publishLoad() {
@@ -138,6 +143,7 @@ final class Replica extends StockGrpc.StockImplBase {
 
         /** The last STEPS steps, {@code current} the one under way. */
         private final double[][] steps = new double[STEPS][4];
+
         private int current;
         private long inFlight;
         private long lastChange = System.nanoTime();
@@ -149,7 +155,11 @@ final class Replica extends StockGrpc.StockImplBase {
         }
 
         /** How a call left: a cancelled one (deadline passed, caller gone) was never answered. */
-        enum Exit { ANSWERED, FAILED, CANCELLED }
+        enum Exit {
+            ANSWERED,
+            FAILED,
+            CANCELLED
+        }
 
         synchronized void end(Exit exit) {
             advance();

@@ -61,9 +61,10 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
      * @param refusals the refused calls per address: the rate limit and the aggregated log
      * @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short
      */
-    public AdminAuthorizationInterceptor(Collection<AdminMethods> adminMethods, String token, AdminListener listener,
-            RefusedAdminCalls refusals) {
-        this.adminMethods = adminMethods.stream().flatMap(m -> m.fullMethodNames().stream()).collect(Collectors.toSet());
+    public AdminAuthorizationInterceptor(
+            Collection<AdminMethods> adminMethods, String token, AdminListener listener, RefusedAdminCalls refusals) {
+        this.adminMethods =
+                adminMethods.stream().flatMap(m -> m.fullMethodNames().stream()).collect(Collectors.toSet());
         String usable = AdminTokens.requireUsable(token, "the admin token");
         this.tokenDigest = usable == null ? null : sha256(usable);
         this.listener = listener;
@@ -90,7 +91,7 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             refusals.refused(peer, method, refusal, checked);
             listener.completed(method, refusal.getCode());
             call.close(refusal, new Metadata());
-            return new ServerCall.Listener<>() { };
+            return new ServerCall.Listener<>() {};
         }
         refusals.succeeded(peer);
         ServerCall<ReqT, RespT> logged = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
@@ -110,7 +111,8 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
         }
         String token = AdminCredentials.bearerToken(authorization);
         if (token == null) {
-            return Status.UNAUTHENTICATED.withDescription("admin operation needs metadata 'authorization: Bearer <token>'");
+            return Status.UNAUTHENTICATED.withDescription(
+                    "admin operation needs metadata 'authorization: Bearer <token>'");
         }
         // Digests have one length whatever was sent, so the comparison takes the same time.
         if (!MessageDigest.isEqual(tokenDigest, sha256(token))) {
@@ -121,8 +123,8 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
 
     private Status tooMany(Duration blocked) {
         long seconds = Math.max(1, (blocked.toMillis() + 999) / 1000);
-        return Status.RESOURCE_EXHAUSTED.withDescription("too many refused admin calls from this address: try again in "
-                + seconds + " s");
+        return Status.RESOURCE_EXHAUSTED.withDescription(
+                "too many refused admin calls from this address: try again in " + seconds + " s");
     }
 
     /** A call that was let through ended: INFO when OK, WARN otherwise (an operator's call failed). */

@@ -39,6 +39,7 @@ public final class RefusedAdminCalls {
     /** Lines of evicted addresses, logged after the lock is released. */
     @GuardedBy("this")
     private final List<String> evictedLines = new ArrayList<>();
+
     @GuardedBy("this")
     private long nextSweep;
 
@@ -174,14 +175,22 @@ public final class RefusedAdminCalls {
 
     /** The WARN line of {@code p}'s unlogged refused calls; marks them logged. */
     private String line(String peer, Peer p, long now) {
-        StringBuilder line = new StringBuilder("admin: ").append(p.unlogged).append(" refused call")
-                .append(p.unlogged == 1 ? "" : "s").append(" from ").append(peer);
+        StringBuilder line = new StringBuilder("admin: ")
+                .append(p.unlogged)
+                .append(" refused call")
+                .append(p.unlogged == 1 ? "" : "s")
+                .append(" from ")
+                .append(peer);
         if (p.unlogged > 1) {
             line.append(" in the last ").append(seconds(now - p.firstUnlogged)).append(" s");
         }
         if (p.unloggedUnchecked > 0) {
-            line.append(" (").append(p.unloggedUnchecked).append(" not checked: more than ")
-                    .append(limit.maxFailures()).append(" refused within ").append(seconds(windowNanos))
+            line.append(" (")
+                    .append(p.unloggedUnchecked)
+                    .append(" not checked: more than ")
+                    .append(limit.maxFailures())
+                    .append(" refused within ")
+                    .append(seconds(windowNanos))
                     .append(" s)");
         }
         line.append("; latest: ").append(p.latestMethod).append(' ').append(p.latestCode);
@@ -205,10 +214,12 @@ public final class RefusedAdminCalls {
         long windowStart;
         /** Counted refusals in the current window. */
         int failures;
+
         boolean everLogged;
         long loggedAt;
         /** Refused calls since the last line, and how many of them were not checked. */
         int unlogged;
+
         int unloggedUnchecked;
         long firstUnlogged;
         String latestMethod;

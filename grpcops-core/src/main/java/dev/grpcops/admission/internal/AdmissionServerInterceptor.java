@@ -39,8 +39,14 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
      * @param noDeadlineBeyond deadlines further away count as none (the budget rules' cut-off)
      * @param needed what a call needs besides waiting: for a hop that calls downstream, reserve + min-downstream
      */
-    public AdmissionServerInterceptor(Admission admission, CallerPolicy policy, Set<String> exemptServices,
-            Set<String> exemptMethods, Duration defaultBudget, Duration noDeadlineBeyond, Duration needed) {
+    public AdmissionServerInterceptor(
+            Admission admission,
+            CallerPolicy policy,
+            Set<String> exemptServices,
+            Set<String> exemptMethods,
+            Duration defaultBudget,
+            Duration noDeadlineBeyond,
+            Duration needed) {
         this.admission = admission;
         this.policy = policy;
         this.exemptServices = Set.copyOf(exemptServices);
@@ -57,12 +63,14 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
         if (exemptServices.contains(method.getServiceName()) || exemptMethods.contains(method.getFullMethodName())) {
             return next.startCall(call, headers);
         }
-        Caller caller = policy.classify(headers.get(Caller.CALLER_KEY), headers.get(Caller.CRITICALITY_KEY),
+        Caller caller = policy.classify(
+                headers.get(Caller.CALLER_KEY),
+                headers.get(Caller.CRITICALITY_KEY),
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
         AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(caller, call, headers, next, context);
-        admitted.offered(admission.offer(admission.level(policy.levelOf(caller)), remaining(context) - neededNanos,
-                admitted));
+        admitted.offered(
+                admission.offer(admission.level(policy.levelOf(caller)), remaining(context) - neededNanos, admitted));
         return admitted.listener();
     }
 

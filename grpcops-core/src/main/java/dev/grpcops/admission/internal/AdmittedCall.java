@@ -33,7 +33,11 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     /** Set by {@link #start} or by the interceptor once {@code offer} returns, whichever comes first. */
     private volatile AdmissionTicket ticket;
 
-    AdmittedCall(Caller caller, ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next,
+    AdmittedCall(
+            Caller caller,
+            ServerCall<ReqT, RespT> call,
+            Metadata headers,
+            ServerCallHandler<ReqT, RespT> next,
             Context context) {
         this.caller = caller;
         this.call = call;
@@ -88,7 +92,11 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
 
     private void closeQuietly(Throwable failure) {
         try {
-            call.close(Status.UNKNOWN.withDescription("Application error processing RPC").withCause(failure), new Metadata());
+            call.close(
+                    Status.UNKNOWN
+                            .withDescription("Application error processing RPC")
+                            .withCause(failure),
+                    new Metadata());
         } catch (IllegalStateException alreadyClosed) {
             // The handler closed the call before it failed: nothing more to tell the client.
         }
@@ -102,7 +110,8 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
             call.close(Status.UNAVAILABLE.withDescription(rejection.describe()), trailers);
             return;
         }
-        trailers.put(Headers.RETRY_PUSHBACK, Long.toString(rejection.retryAfter().toMillis()));
+        trailers.put(
+                Headers.RETRY_PUSHBACK, Long.toString(rejection.retryAfter().toMillis()));
         call.close(Status.RESOURCE_EXHAUSTED.withDescription(rejection.describe()), trailers);
     }
 
@@ -113,6 +122,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         /** Events that arrived before the handler started; null once passing through. */
         @GuardedBy("this")
         private List<Runnable> pending;
+
         private volatile boolean passThrough;
 
         /** Every callback, replayed or passed through, and the handler's start run in the call's context. */
@@ -160,8 +170,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         /** The call was rejected or failed to start: whatever the transport reports next goes nowhere. */
         void ended() {
             synchronized (this) {
-                delegate = new ServerCall.Listener<>() {
-                };
+                delegate = new ServerCall.Listener<>() {};
                 pending = null;
                 passThrough = true;
             }

@@ -47,17 +47,21 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         if (options.getDeadline() != null) {
             deadline = deadline.minimum(options.getDeadline());
         }
-        listener.handedDownstream(method.getFullMethodName(),
-                Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
+        listener.handedDownstream(
+                method.getFullMethodName(), Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
         return next.newCall(method, options.withDeadline(deadline));
     }
 
     private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {
-        return String.format(Locale.ROOT,
+        return String.format(
+                Locale.ROOT,
                 "%s not sent: budget left %.3f s, minus reserve %.3f s = %.3f s, below the %.3f s needed downstream"
                         + " (grpcops.budget.min-downstream)",
-                method.getFullMethodName(), seconds(remaining), seconds(rules.reserve()),
-                seconds(rules.downstream(remaining)), seconds(rules.minDownstream()));
+                method.getFullMethodName(),
+                seconds(remaining),
+                seconds(rules.reserve()),
+                seconds(rules.downstream(remaining)),
+                seconds(rules.minDownstream()));
     }
 
     private static double seconds(Duration duration) {

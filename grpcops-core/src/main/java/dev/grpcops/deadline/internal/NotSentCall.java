@@ -18,18 +18,14 @@ final class NotSentCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     @Override
-    public void request(int numMessages) {
-    }
+    public void request(int numMessages) {}
 
     @Override
-    public void cancel(String message, Throwable cause) {
-    }
+    public void cancel(String message, Throwable cause) {}
 
     @Override
-    public void halfClose() {
-    }
+    public void halfClose() {}
 
     @Override
-    public void sendMessage(ReqT message) {
-    }
+    public void sendMessage(ReqT message) {}
 }

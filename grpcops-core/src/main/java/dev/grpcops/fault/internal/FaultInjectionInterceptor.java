@@ -36,8 +36,14 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
     private final DoubleSupplier random;
     private final ScheduledExecutorService scheduler;
 
-    public FaultInjectionInterceptor(Supplier<Faults> faults, FaultListener listener, Set<String> exemptServices,
-            Set<String> exemptMethods, LongSupplier nanoClock, DoubleSupplier random, ScheduledExecutorService scheduler) {
+    public FaultInjectionInterceptor(
+            Supplier<Faults> faults,
+            FaultListener listener,
+            Set<String> exemptServices,
+            Set<String> exemptMethods,
+            LongSupplier nanoClock,
+            DoubleSupplier random,
+            ScheduledExecutorService scheduler) {
         this.faults = faults;
         this.listener = listener;
         this.exemptServices = Set.copyOf(exemptServices);
@@ -60,10 +66,11 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
         }
         if (now.errorRatio() > 0 && random.getAsDouble() < now.errorRatio()) {
             listener.failed();
-            call.close(Status.UNAVAILABLE.withDescription("fault injection: error-ratio " + now.errorRatio()
-                    + " (grpcops fault)"), new Metadata());
-            return new ServerCall.Listener<>() {
-            };
+            call.close(
+                    Status.UNAVAILABLE.withDescription(
+                            "fault injection: error-ratio " + now.errorRatio() + " (grpcops fault)"),
+                    new Metadata());
+            return new ServerCall.Listener<>() {};
         }
         if (now.delay().isZero() && now.stall().isZero()) {
             return next.startCall(call, headers);
@@ -93,6 +100,7 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
         /** Operations waiting for the release, in order; null once they pass straight through. */
         @GuardedBy("this")
         private List<Runnable> held = new ArrayList<>(3);
+
         @GuardedBy("this")
         private boolean scheduled;
 
@@ -133,7 +141,8 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
                 return;
             }
             scheduled = true;
-            listener.held(!faults.delay().isZero() && arrivalNanos + faults.delay().toNanos() > now,
+            listener.held(
+                    !faults.delay().isZero() && arrivalNanos + faults.delay().toNanos() > now,
                     release > Math.max(now, arrivalNanos + faults.delay().toNanos()));
             try {
                 scheduler.schedule(this::release, release - now, TimeUnit.NANOSECONDS);

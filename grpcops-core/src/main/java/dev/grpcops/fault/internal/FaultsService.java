@@ -16,8 +16,8 @@ import java.util.Map;
 public final class FaultsService extends FaultsGrpc.FaultsImplBase {
 
     /** The contract's field of each setting, for INVALID_ARGUMENT. */
-    private static final Map<String, String> FIELDS = Map.of("delay", "delay_ms", "stall", "stall_ms",
-            "stall-every", "stall_every_ms", "error-ratio", "error_ratio");
+    private static final Map<String, String> FIELDS = Map.of(
+            "delay", "delay_ms", "stall", "stall_ms", "stall-every", "stall_every_ms", "error-ratio", "error_ratio");
 
     private final FaultInjection injection;
     private final String replica;
@@ -31,15 +31,21 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
     public void set(FaultSpec request, StreamObserver<FaultState> responses) {
         Faults faults;
         try {
-            faults = new Faults(Duration.ofMillis(request.getDelayMs()), Duration.ofMillis(request.getStallMs()),
-                    Duration.ofMillis(request.getStallEveryMs()), request.getErrorRatio());
+            faults = new Faults(
+                    Duration.ofMillis(request.getDelayMs()),
+                    Duration.ofMillis(request.getStallMs()),
+                    Duration.ofMillis(request.getStallEveryMs()),
+                    request.getErrorRatio());
         } catch (InvalidFaultException e) {
             String field = FIELDS.getOrDefault(e.field(), e.field());
-            responses.onError(Status.INVALID_ARGUMENT.withDescription(
-                    field + ": " + e.getMessage().substring(e.field().length() + 1)).asRuntimeException());
+            responses.onError(Status.INVALID_ARGUMENT
+                    .withDescription(
+                            field + ": " + e.getMessage().substring(e.field().length() + 1))
+                    .asRuntimeException());
             return;
         } catch (ArithmeticException e) {
-            responses.onError(Status.INVALID_ARGUMENT.withDescription("a duration out of range: " + request)
+            responses.onError(Status.INVALID_ARGUMENT
+                    .withDescription("a duration out of range: " + request)
                     .asRuntimeException());
             return;
         }
@@ -54,9 +60,14 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
 
     private void answer(StreamObserver<FaultState> responses) {
         Faults faults = injection.current();
-        responses.onNext(FaultState.newBuilder().setReplica(replica).setFaults(FaultSpec.newBuilder()
-                .setDelayMs(faults.delay().toMillis()).setStallMs(faults.stall().toMillis())
-                .setStallEveryMs(faults.stallEvery().toMillis()).setErrorRatio(faults.errorRatio())).build());
+        responses.onNext(FaultState.newBuilder()
+                .setReplica(replica)
+                .setFaults(FaultSpec.newBuilder()
+                        .setDelayMs(faults.delay().toMillis())
+                        .setStallMs(faults.stall().toMillis())
+                        .setStallEveryMs(faults.stallEvery().toMillis())
+                        .setErrorRatio(faults.errorRatio()))
+                .build());
         responses.onCompleted();
     }
 }

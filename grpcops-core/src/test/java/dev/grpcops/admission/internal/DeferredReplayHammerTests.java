@@ -64,24 +64,24 @@ class DeferredReplayHammerTests {
     };
 
     private static final MethodDescriptor<String, String> METHOD = MethodDescriptor.<String, String>newBuilder()
-            .setType(MethodDescriptor.MethodType.BIDI_STREAMING).setFullMethodName("test.Hammer/Stream")
-            .setRequestMarshaller(STRINGS).setResponseMarshaller(STRINGS).build();
+            .setType(MethodDescriptor.MethodType.BIDI_STREAMING)
+            .setFullMethodName("test.Hammer/Stream")
+            .setRequestMarshaller(STRINGS)
+            .setResponseMarshaller(STRINGS)
+            .build();
 
     /** A transport's call: it only records how it was closed. */
     private static final class FakeCall extends ServerCall<String, String> {
         final Queue<Status> closes = new ConcurrentLinkedQueue<>();
 
         @Override
-        public void request(int numMessages) {
-        }
+        public void request(int numMessages) {}
 
         @Override
-        public void sendHeaders(Metadata headers) {
-        }
+        public void sendHeaders(Metadata headers) {}
 
         @Override
-        public void sendMessage(String message) {
-        }
+        public void sendMessage(String message) {}
 
         @Override
         public void close(Status status, Metadata trailers) {
@@ -200,9 +200,12 @@ class DeferredReplayHammerTests {
     }
 
     private final AtomicInteger cancelledInQueue = new AtomicInteger();
-    private final Admission admission = Admission.builder(new AdmissionConfig(1,
-            List.of(new PriorityLevelConfig(LEVEL, 1, 4, 1, 100)), Duration.ofSeconds(60), Duration.ofMillis(100),
-            Duration.ofSeconds(1)))
+    private final Admission admission = Admission.builder(new AdmissionConfig(
+                    1,
+                    List.of(new PriorityLevelConfig(LEVEL, 1, 4, 1, 100)),
+                    Duration.ofSeconds(60),
+                    Duration.ofMillis(100),
+                    Duration.ofSeconds(1)))
             .listener(new AdmissionListener() {
                 @Override
                 public void rejected(String level, RejectReason reason) {
@@ -211,7 +214,7 @@ class DeferredReplayHammerTests {
                     }
                 }
             })
-            .timer((task, delayNanos) -> () -> { }) // no queue time-outs: every call waits for its seat
+            .timer((task, delayNanos) -> () -> {}) // no queue time-outs: every call waits for its seat
             .build();
     private final ServerInterceptor interceptor;
     private final Worker transport = new Worker("transport");
@@ -225,7 +228,8 @@ class DeferredReplayHammerTests {
             levels.put(criticality, LEVEL);
         }
         interceptor = AdmissionInterceptors.server(admission)
-                .policy(new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL)).build();
+                .policy(new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL))
+                .build();
         transport.start();
         dispatcher.start();
     }
@@ -349,7 +353,9 @@ class DeferredReplayHammerTests {
 
             Holder holder = new Holder();
             AdmissionTicket holderTicket = admission.offer(level, 1_000_000_000L, holder);
-            assertThat(holder.ticket).as("the seat is free at the start of round %d", round).isSameAs(holderTicket);
+            assertThat(holder.ticket)
+                    .as("the seat is free at the start of round %d", round)
+                    .isSameAs(holderTicket);
             ServerCall.Listener<String> listener = interceptor.interceptCall(call, headers, handler);
             assertThat(level.inQueue()).isEqualTo(1);
 
@@ -381,13 +387,19 @@ class DeferredReplayHammerTests {
             done.await(10, TimeUnit.SECONDS);
 
             assertThat(transport.failure).as("what the transport thread threw").isNull();
-            assertThat(dispatcher.failure).as("what the dispatching thread threw").isNull();
+            assertThat(dispatcher.failure)
+                    .as("what the dispatching thread threw")
+                    .isNull();
             tally.rounds++;
             String round0 = "round " + round + ", script " + script;
             if (handler.starts.get() == 0) {
                 // Only a call cancelled while it waited never starts.
-                assertThat(cancels).as(round0 + ": a call that is not cancelled starts").isTrue();
-                assertThat(cancelledInQueue.get()).as(round0 + ": left its queue").isEqualTo(cancelsBefore + 1);
+                assertThat(cancels)
+                        .as(round0 + ": a call that is not cancelled starts")
+                        .isTrue();
+                assertThat(cancelledInQueue.get())
+                        .as(round0 + ": left its queue")
+                        .isEqualTo(cancelsBefore + 1);
                 assertThat(call.closes).as(round0).isEmpty();
                 tally.cancelledInQueue++;
             } else if (handler.failsToStart) {
@@ -398,13 +410,19 @@ class DeferredReplayHammerTests {
             } else {
                 Heard heard = handler.heard;
                 assertThat(handler.starts).as(round0).hasValue(1);
-                assertThat(handler.startContext).as(round0 + ": started in the call's context").isEqualTo(callerId);
+                assertThat(handler.startContext)
+                        .as(round0 + ": started in the call's context")
+                        .isEqualTo(callerId);
                 assertThat(heard.problems).as(round0).isEmpty();
-                assertThat(new ArrayList<>(heard.events)).as(round0 + ": what the handler heard")
+                assertThat(new ArrayList<>(heard.events))
+                        .as(round0 + ": what the handler heard")
                         .containsExactlyElementsOf(script);
-                assertThat(cancelledInQueue.get()).as(round0 + ": not counted as cancelled in its queue")
+                assertThat(cancelledInQueue.get())
+                        .as(round0 + ": not counted as cancelled in its queue")
                         .isEqualTo(cancelsBefore);
-                assertThat(call.closes).as(round0 + ": admission does not close a call it started").isEmpty();
+                assertThat(call.closes)
+                        .as(round0 + ": admission does not close a call it started")
+                        .isEmpty();
                 boolean onDispatcher = heard.threads.contains(dispatcher);
                 boolean onTransport = heard.threads.contains(transport);
                 if (onDispatcher && onTransport) {
@@ -416,9 +434,14 @@ class DeferredReplayHammerTests {
             assertThat(level.executingSeats()).as(round0 + ": seat freed").isZero();
             assertThat(level.inQueue()).as(round0 + ": queue empty").isZero();
         }
-        System.out.printf("deferred replay hammer: %d rounds, %d partly replayed and partly passed through, "
-                + "%d all replayed, %d cancelled in the queue, %d failed to start%n", tally.rounds,
-                tally.replayedAndPassedThrough, tally.allReplayed, tally.cancelledInQueue, tally.failedToStart);
+        System.out.printf(
+                "deferred replay hammer: %d rounds, %d partly replayed and partly passed through, "
+                        + "%d all replayed, %d cancelled in the queue, %d failed to start%n",
+                tally.rounds,
+                tally.replayedAndPassedThrough,
+                tally.allReplayed,
+                tally.cancelledInQueue,
+                tally.failedToStart);
     }
 
     @Test
@@ -427,7 +450,9 @@ class DeferredReplayHammerTests {
         hammer(0.0, 0.0, tally);
         // The race was run: some rounds had events replayed on the dispatcher and then passed straight
         // through on the transport thread, the interleaving where order is easiest to lose.
-        assertThat(tally.replayedAndPassedThrough).as("rounds split between replay and pass-through").isPositive();
+        assertThat(tally.replayedAndPassedThrough)
+                .as("rounds split between replay and pass-through")
+                .isPositive();
         assertThat(tally.allReplayed).as("rounds entirely replayed").isPositive();
     }
 
@@ -436,7 +461,9 @@ class DeferredReplayHammerTests {
         Tally tally = new Tally();
         hammer(1.0, 0.0, tally);
         assertThat(tally.cancelledInQueue).as("cancelled before the seat came").isPositive();
-        assertThat(tally.rounds - tally.cancelledInQueue).as("cancelled after the handler started").isPositive();
+        assertThat(tally.rounds - tally.cancelledInQueue)
+                .as("cancelled after the handler started")
+                .isPositive();
     }
 
     @Test

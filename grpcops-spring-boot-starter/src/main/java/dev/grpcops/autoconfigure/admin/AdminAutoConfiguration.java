@@ -25,7 +25,8 @@ import org.springframework.core.annotation.Order;
  * short stops the service at start, saying how to set one
  * ({@link UnusableAdminTokenFailureAnalyzer}).
  */
-@AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration(
+        afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnClass(GrpcGlobalServerInterceptor.class)
 @EnableConfigurationProperties(AdminProperties.class)
 public class AdminAutoConfiguration {
@@ -51,11 +52,14 @@ public class AdminAutoConfiguration {
     @ConditionalOnMissingBean(name = "grpcopsAdminAuthorizationInterceptor")
     @GrpcGlobalServerInterceptor
     @Order(GrpcopsInterceptorOrder.ADMIN_AUTHORIZATION)
-    ServerInterceptor grpcopsAdminAuthorizationInterceptor(ObjectProvider<AdminMethods> adminMethods,
-            AdminProperties properties, AdminListener listener) {
+    ServerInterceptor grpcopsAdminAuthorizationInterceptor(
+            ObjectProvider<AdminMethods> adminMethods, AdminProperties properties, AdminListener listener) {
         // Checked here first, so that the failure names the property (never the value).
         String token = properties.usableToken();
-        return AdminAuthorization.builder(adminMethods.orderedStream().toList()).token(token).listener(listener)
-                .rateLimit(properties.toRateLimit()).build();
+        return AdminAuthorization.builder(adminMethods.orderedStream().toList())
+                .token(token)
+                .listener(listener)
+                .rateLimit(properties.toRateLimit())
+                .build();
     }
 }

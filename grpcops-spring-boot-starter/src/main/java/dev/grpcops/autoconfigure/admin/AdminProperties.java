@@ -89,8 +89,8 @@ public class AdminProperties {
 
         public void setMaxFailures(int maxFailures) {
             if (maxFailures < 1) {
-                throw new IllegalArgumentException("grpcops.admin.rate-limit.max-failures must be at least 1, got "
-                        + maxFailures);
+                throw new IllegalArgumentException(
+                        "grpcops.admin.rate-limit.max-failures must be at least 1, got " + maxFailures);
             }
             this.maxFailures = maxFailures;
         }
@@ -109,7 +109,8 @@ public class AdminProperties {
 
         public void setMaxPeers(int maxPeers) {
             if (maxPeers < 1) {
-                throw new IllegalArgumentException("grpcops.admin.rate-limit.max-peers must be at least 1, got " + maxPeers);
+                throw new IllegalArgumentException(
+                        "grpcops.admin.rate-limit.max-peers must be at least 1, got " + maxPeers);
             }
             this.maxPeers = maxPeers;
         }

@@ -20,11 +20,14 @@ final class MicrometerAdminListener implements AdminListener {
     @Override
     public void completed(String method, Status.Code outcome) {
         counters.computeIfAbsent(method, m -> new ConcurrentHashMap<>())
-                .computeIfAbsent(outcome, code -> Counter.builder("grpcops.admin.calls")
-                        .description("Admin calls, by method and outcome (OK or the status code that ended them)")
-                        .tag("method", method)
-                        .tag("outcome", code.name())
-                        .register(registry))
+                .computeIfAbsent(
+                        outcome,
+                        code -> Counter.builder("grpcops.admin.calls")
+                                .description(
+                                        "Admin calls, by method and outcome (OK or the status code that ended them)")
+                                .tag("method", method)
+                                .tag("outcome", code.name())
+                                .register(registry))
                 .increment();
     }
 }

@@ -37,8 +37,11 @@ import org.springframework.core.annotation.Order;
  * exempt. {@code grpcops.admission.enabled=false} switches it off. Bad settings stop the start,
  * naming the property.
  */
-@AutoConfiguration(afterName = {"dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
-    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
+        })
 @ConditionalOnClass(GrpcGlobalServerInterceptor.class)
 @ConditionalOnProperty(prefix = "grpcops.admission", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(AdmissionProperties.class)
@@ -57,7 +60,8 @@ public class AdmissionAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         AdmissionListener micrometerAdmissionListener(MeterRegistry registry, AdmissionProperties properties) {
-            return new MicrometerAdmissionListener(registry, properties.getLevels().keySet());
+            return new MicrometerAdmissionListener(
+                    registry, properties.getLevels().keySet());
         }
 
         /** The gauges read the admission itself when scraped. */
@@ -88,12 +92,18 @@ public class AdmissionAutoConfiguration {
     @ConditionalOnMissingBean(name = "grpcopsAdmissionInterceptor")
     @GrpcGlobalServerInterceptor
     @Order(GrpcopsInterceptorOrder.ADMISSION)
-    ServerInterceptor grpcopsAdmissionInterceptor(Admission admission, CallerPolicy policy,
-            AdmissionProperties properties, ObjectProvider<AdminMethods> adminMethods, BudgetRules rules) {
+    ServerInterceptor grpcopsAdmissionInterceptor(
+            Admission admission,
+            CallerPolicy policy,
+            AdmissionProperties properties,
+            ObjectProvider<AdminMethods> adminMethods,
+            BudgetRules rules) {
         Set<String> exemptMethods = new HashSet<>();
         adminMethods.orderedStream().forEach(methods -> exemptMethods.addAll(methods.fullMethodNames()));
-        AdmissionInterceptors.ServerBuilder server = AdmissionInterceptors.server(admission).policy(policy)
-                .exemptServices(new HashSet<>(properties.getExemptServices())).exemptMethods(exemptMethods)
+        AdmissionInterceptors.ServerBuilder server = AdmissionInterceptors.server(admission)
+                .policy(policy)
+                .exemptServices(new HashSet<>(properties.getExemptServices()))
+                .exemptMethods(exemptMethods)
                 .defaultBudget(rules.defaultBudget());
         if (properties.isCallsDownstream()) {
             server.callsDownstream(rules);

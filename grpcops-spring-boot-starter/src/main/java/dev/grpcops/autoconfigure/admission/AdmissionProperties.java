@@ -1,10 +1,10 @@
 package dev.grpcops.autoconfigure.admission;
 
+import dev.grpcops.InfrastructureServices;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.PriorityLevelConfig;
-import dev.grpcops.InfrastructureServices;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -77,8 +77,7 @@ public class AdmissionProperties {
         /** Calls one queue may hold. */
         private int queueLengthLimit = 50;
 
-        public Level() {
-        }
+        public Level() {}
 
         Level(int shares) {
             this.shares = shares;
@@ -162,8 +161,8 @@ public class AdmissionProperties {
     /** The core's configuration; throws {@link dev.grpcops.admission.InvalidAdmissionConfigException} naming the field. */
     AdmissionConfig toConfig() {
         List<PriorityLevelConfig> configs = new ArrayList<>();
-        levels.forEach((name, level) -> configs.add(new PriorityLevelConfig(name, level.shares, level.queues,
-                level.handSize, level.queueLengthLimit)));
+        levels.forEach((name, level) -> configs.add(
+                new PriorityLevelConfig(name, level.shares, level.queues, level.handSize, level.queueLengthLimit)));
         return new AdmissionConfig(limit, configs, maxWait, retryPushback, maxRetryPushback);
     }
 
@@ -172,8 +171,8 @@ public class AdmissionProperties {
         criticalityLevels.forEach((key, level) -> {
             Criticality criticality = Criticality.parse(key);
             if (!criticality.value().equalsIgnoreCase(key.trim())) {
-                throw new dev.grpcops.admission.InvalidAdmissionConfigException("criticality-levels." + key,
-                        "is not a criticality (critical, default, sheddable)");
+                throw new dev.grpcops.admission.InvalidAdmissionConfigException(
+                        "criticality-levels." + key, "is not a criticality (critical, default, sheddable)");
             }
             byCriticality.put(criticality, level);
         });

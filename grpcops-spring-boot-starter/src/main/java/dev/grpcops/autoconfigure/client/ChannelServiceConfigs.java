@@ -26,9 +26,13 @@ public final class ChannelServiceConfigs implements GrpcChannelConfigurer {
 
     /** The service config of the channel of net.devh client {@code client}. */
     public Map<String, ?> serviceConfig(String client) {
-        return ServiceConfigs.builder().balancing(balancing.getPolicy()).decay(balancing.getDecay())
-                .failurePenalty(balancing.getFailurePenalty()).outlierDetection(outlierDetection)
-                .healthCheck(healthServiceByClient.get(client)).build();
+        return ServiceConfigs.builder()
+                .balancing(balancing.getPolicy())
+                .decay(balancing.getDecay())
+                .failurePenalty(balancing.getFailurePenalty())
+                .outlierDetection(outlierDetection)
+                .healthCheck(healthServiceByClient.get(client))
+                .build();
     }
 
     @Override

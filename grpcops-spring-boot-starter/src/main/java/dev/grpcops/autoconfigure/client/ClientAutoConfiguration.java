@@ -68,12 +68,17 @@ public class ClientAutoConfiguration {
         @Bean
         @Lazy
         @ConditionalOnMissingBean(GrpcChannelFactory.class)
-        GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
-                GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
-                ReconnectNudger nudger, ChannelReadiness readiness) {
-            return inProcessOr(new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger,
-                    readiness),
-                    properties, interceptors, configurers);
+        GrpcChannelFactory reconnectingGrpcChannelFactory(
+                GrpcChannelsProperties properties,
+                GlobalClientInterceptorRegistry interceptors,
+                List<GrpcChannelConfigurer> configurers,
+                ReconnectNudger nudger,
+                ChannelReadiness readiness) {
+            return inProcessOr(
+                    new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger, readiness),
+                    properties,
+                    interceptors,
+                    configurers);
         }
     }
 
@@ -85,20 +90,28 @@ public class ClientAutoConfiguration {
         @Bean
         @Lazy
         @ConditionalOnMissingBean(GrpcChannelFactory.class)
-        GrpcChannelFactory reconnectingGrpcChannelFactory(GrpcChannelsProperties properties,
-                GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
-                ReconnectNudger nudger, ChannelReadiness readiness) {
-            return inProcessOr(new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger,
-                    readiness),
-                    properties, interceptors, configurers);
+        GrpcChannelFactory reconnectingGrpcChannelFactory(
+                GrpcChannelsProperties properties,
+                GlobalClientInterceptorRegistry interceptors,
+                List<GrpcChannelConfigurer> configurers,
+                ReconnectNudger nudger,
+                ChannelReadiness readiness) {
+            return inProcessOr(
+                    new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger, readiness),
+                    properties,
+                    interceptors,
+                    configurers);
         }
     }
 
     /** As net.devh arranges its own: {@code in-process:} targets in process, every other one through {@code netty}. */
-    static GrpcChannelFactory inProcessOr(GrpcChannelFactory netty, GrpcChannelsProperties properties,
-            GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers) {
-        return new InProcessOrAlternativeChannelFactory(properties,
-                new InProcessChannelFactory(properties, interceptors, configurers), netty);
+    static GrpcChannelFactory inProcessOr(
+            GrpcChannelFactory netty,
+            GrpcChannelsProperties properties,
+            GlobalClientInterceptorRegistry interceptors,
+            List<GrpcChannelConfigurer> configurers) {
+        return new InProcessOrAlternativeChannelFactory(
+                properties, new InProcessChannelFactory(properties, interceptors, configurers), netty);
     }
 
     /** Without Netty net.devh makes in-process channels only: nothing to reconnect, but say so. */
@@ -107,8 +120,8 @@ public class ClientAutoConfiguration {
     static class NoNetty {
 
         NoNetty() {
-            LoggerFactory.getLogger(ClientAutoConfiguration.class).info(
-                    "grpcops.client: no Netty transport (grpc-netty-shaded or grpc-netty) on the classpath;"
+            LoggerFactory.getLogger(ClientAutoConfiguration.class)
+                    .info("grpcops.client: no Netty transport (grpc-netty-shaded or grpc-netty) on the classpath;"
                             + " channels are not nudged to reconnect");
         }
     }

@@ -131,11 +131,17 @@ public class ClientProperties {
                 return null;
             }
             try {
-                return new dev.grpcops.client.OutlierDetection(interval, baseEjectionTime, maxEjectionTime,
-                        maxEjectionPercent, failurePercentage, minimumHosts, requestVolume);
+                return new dev.grpcops.client.OutlierDetection(
+                        interval,
+                        baseEjectionTime,
+                        maxEjectionTime,
+                        maxEjectionPercent,
+                        failurePercentage,
+                        minimumHosts,
+                        requestVolume);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("grpcops.client." + e.getMessage().replace("outlier detection: ",
-                        "outlier-detection: "));
+                throw new IllegalArgumentException(
+                        "grpcops.client." + e.getMessage().replace("outlier detection: ", "outlier-detection: "));
             }
         }
 

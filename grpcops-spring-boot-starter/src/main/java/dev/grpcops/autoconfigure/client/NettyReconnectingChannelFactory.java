@@ -14,9 +14,12 @@ final class NettyReconnectingChannelFactory extends NettyChannelFactory {
     private final ReconnectNudger nudger;
     private final ChannelReadiness readiness;
 
-    NettyReconnectingChannelFactory(GrpcChannelsProperties properties,
-            GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
-            ReconnectNudger nudger, ChannelReadiness readiness) {
+    NettyReconnectingChannelFactory(
+            GrpcChannelsProperties properties,
+            GlobalClientInterceptorRegistry interceptors,
+            List<GrpcChannelConfigurer> configurers,
+            ReconnectNudger nudger,
+            ChannelReadiness readiness) {
         super(properties, interceptors, configurers);
         this.nudger = nudger;
         this.readiness = readiness;

@@ -14,9 +14,12 @@ final class ShadedNettyReconnectingChannelFactory extends ShadedNettyChannelFact
     private final ReconnectNudger nudger;
     private final ChannelReadiness readiness;
 
-    ShadedNettyReconnectingChannelFactory(GrpcChannelsProperties properties,
-            GlobalClientInterceptorRegistry interceptors, List<GrpcChannelConfigurer> configurers,
-            ReconnectNudger nudger, ChannelReadiness readiness) {
+    ShadedNettyReconnectingChannelFactory(
+            GrpcChannelsProperties properties,
+            GlobalClientInterceptorRegistry interceptors,
+            List<GrpcChannelConfigurer> configurers,
+            ReconnectNudger nudger,
+            ChannelReadiness readiness) {
         super(properties, interceptors, configurers);
         this.nudger = nudger;
         this.readiness = readiness;

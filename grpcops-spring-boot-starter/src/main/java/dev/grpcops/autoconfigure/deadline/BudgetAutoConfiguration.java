@@ -27,7 +27,8 @@ import org.springframework.core.annotation.Order;
  * by bean name). {@code grpcops.budget.enabled=false} switches off the two halves; retries made
  * through {@code Retry} keep working, under a fresh default budget per call.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration(
+        afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
 @EnableConfigurationProperties(BudgetProperties.class)
 public class BudgetAutoConfiguration {
 
@@ -57,8 +58,10 @@ public class BudgetAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     BudgetInterceptors budgetInterceptors(BudgetRules rules, BudgetListener listener, BudgetProperties properties) {
-        return BudgetInterceptors.builder(rules).listener(listener)
-                .excludedServices(new HashSet<>(properties.getExcludedServices())).build();
+        return BudgetInterceptors.builder(rules)
+                .listener(listener)
+                .excludedServices(new HashSet<>(properties.getExcludedServices()))
+                .build();
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -1,7 +1,7 @@
 package dev.grpcops.autoconfigure.deadline;
 
-import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.InfrastructureServices;
+import dev.grpcops.deadline.BudgetRules;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

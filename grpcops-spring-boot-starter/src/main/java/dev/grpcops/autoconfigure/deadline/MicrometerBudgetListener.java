@@ -39,28 +39,41 @@ final class MicrometerBudgetListener implements BudgetListener {
 
     @Override
     public void arrived(String method, Budget budget) {
-        remaining.computeIfAbsent(method, m -> histogram("grpc.budget.remaining", "Budget of a served call on arrival", m))
+        remaining
+                .computeIfAbsent(
+                        method, m -> histogram("grpc.budget.remaining", "Budget of a served call on arrival", m))
                 .record(atLeastZero(budget.remaining()));
         if (budget.defaulted()) {
-            defaulted.computeIfAbsent(method, m -> Counter.builder("grpc.budget.default.applied")
-                    .description("Served calls that arrived without a deadline and got the default budget")
-                    .tag("method", m)
-                    .register(registry)).increment();
+            defaulted
+                    .computeIfAbsent(
+                            method,
+                            m -> Counter.builder("grpc.budget.default.applied")
+                                    .description(
+                                            "Served calls that arrived without a deadline and got the default budget")
+                                    .tag("method", m)
+                                    .register(registry))
+                    .increment();
         }
     }
 
     @Override
     public void handedDownstream(String method, Duration deadline) {
-        downstream.computeIfAbsent(method, m -> histogram("grpc.budget.downstream", "Deadline handed to a downstream call", m))
+        downstream
+                .computeIfAbsent(
+                        method, m -> histogram("grpc.budget.downstream", "Deadline handed to a downstream call", m))
                 .record(atLeastZero(deadline));
     }
 
     @Override
     public void notSent(String method) {
-        notSent.computeIfAbsent(method, m -> Counter.builder("grpc.budget.insufficient")
-                .description("Downstream calls not sent because the budget left was below min-downstream")
-                .tag("method", m)
-                .register(registry)).increment();
+        notSent.computeIfAbsent(
+                        method,
+                        m -> Counter.builder("grpc.budget.insufficient")
+                                .description(
+                                        "Downstream calls not sent because the budget left was below min-downstream")
+                                .tag("method", m)
+                                .register(registry))
+                .increment();
         CallTags.tag("grpcops.budget.not_sent", method);
     }
 

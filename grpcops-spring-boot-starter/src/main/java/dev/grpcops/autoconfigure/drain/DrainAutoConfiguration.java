@@ -28,8 +28,11 @@ import org.springframework.core.annotation.Order;
  * service once it listens and has warmed up, the calls in flight ({@code grpc_server_calls_in_flight}), and
  * drain-before-stop when it is told to stop (calls queued for admission then end UNAVAILABLE).
  */
-@AutoConfiguration(afterName = {"net.devh.boot.grpc.server.autoconfigure.GrpcHealthServiceAutoConfiguration",
-    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "net.devh.boot.grpc.server.autoconfigure.GrpcHealthServiceAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
+        })
 @ConditionalOnClass({GrpcServerStartedEvent.class, HealthStatusManager.class})
 @EnableConfigurationProperties({ShutdownProperties.class, WarmUpProperties.class})
 public class DrainAutoConfiguration {
@@ -37,9 +40,13 @@ public class DrainAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(HealthStatusManager.class)
-    ServingStatusPublisher servingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry,
-            WarmUpProperties warmUp, GrpcServerProperties server) {
-        boolean plaintext = server.getSecurity() == null || !server.getSecurity().isEnabled();
+    ServingStatusPublisher servingStatusPublisher(
+            HealthStatusManager health,
+            ObjectProvider<MeterRegistry> registry,
+            WarmUpProperties warmUp,
+            GrpcServerProperties server) {
+        boolean plaintext =
+                server.getSecurity() == null || !server.getSecurity().isEnabled();
         return new ServingStatusPublisher(health, registry, new WarmUpBeforeServing(warmUp, plaintext, registry));
     }
 
@@ -63,9 +70,17 @@ public class DrainAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(HealthStatusManager.class)
     @ConditionalOnProperty(prefix = "grpcops.shutdown", name = "enabled", matchIfMissing = true)
-    DrainBeforeStop drainBeforeStop(HealthStatusManager health, InFlightCalls inFlight,
-            ShutdownProperties properties, GrpcServerProperties server, ObjectProvider<Admission> admissions) {
-        return new DrainBeforeStop(health, inFlight, properties.getDrainDelay(), server.getShutdownGracePeriod(),
+    DrainBeforeStop drainBeforeStop(
+            HealthStatusManager health,
+            InFlightCalls inFlight,
+            ShutdownProperties properties,
+            GrpcServerProperties server,
+            ObjectProvider<Admission> admissions) {
+        return new DrainBeforeStop(
+                health,
+                inFlight,
+                properties.getDrainDelay(),
+                server.getShutdownGracePeriod(),
                 () -> admissions.orderedStream().forEach(Admission::drain));
     }
 

@@ -2,11 +2,11 @@ package dev.grpcops.autoconfigure.drain;
 
 import dev.grpcops.InfrastructureServices;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -35,7 +35,8 @@ final class ServingStatusPublisher {
     private final WarmUpBeforeServing warmUp;
     private volatile List<String> published = List.of();
 
-    ServingStatusPublisher(HealthStatusManager health, ObjectProvider<MeterRegistry> registry, WarmUpBeforeServing warmUp) {
+    ServingStatusPublisher(
+            HealthStatusManager health, ObjectProvider<MeterRegistry> registry, WarmUpBeforeServing warmUp) {
         this.health = health;
         this.registry = registry;
         this.warmUp = warmUp;
@@ -58,7 +59,8 @@ final class ServingStatusPublisher {
             for (String name : Stream.concat(Stream.of(""), published.stream()).toList()) {
                 Gauge.builder("grpc.health.serving", () -> serving(name) ? 1 : 0)
                         .description("Whether the health service says SERVING for this name (1) or not (0)")
-                        .tag("service", name).register(meters);
+                        .tag("service", name)
+                        .register(meters);
             }
         });
     }
@@ -71,9 +73,8 @@ final class ServingStatusPublisher {
     /** What a health Check of {@code name} answers now, asked of the health service in process. */
     boolean serving(String name) {
         boolean[] serving = {false};
-        ((HealthGrpc.HealthImplBase) health.getHealthService()).check(
-                HealthCheckRequest.newBuilder().setService(name).build(),
-                new StreamObserver<>() {
+        ((HealthGrpc.HealthImplBase) health.getHealthService())
+                .check(HealthCheckRequest.newBuilder().setService(name).build(), new StreamObserver<>() {
                     @Override
                     public void onNext(HealthCheckResponse response) {
                         serving[0] = response.getStatus() == ServingStatus.SERVING;
@@ -85,8 +86,7 @@ final class ServingStatusPublisher {
                     }
 
                     @Override
-                    public void onCompleted() {
-                    }
+                    public void onCompleted() {}
                 });
         return serving[0];
     }

@@ -1,9 +1,9 @@
 package dev.grpcops.autoconfigure.drain;
 
+import dev.grpcops.InfrastructureServices;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import dev.grpcops.InfrastructureServices;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**

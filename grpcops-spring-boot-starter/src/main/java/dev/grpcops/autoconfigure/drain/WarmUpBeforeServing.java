@@ -16,11 +16,11 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.protobuf.ProtoMethodDescriptorSupplier;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -45,10 +45,13 @@ final class WarmUpBeforeServing {
     WarmUpBeforeServing(WarmUpProperties properties, boolean plaintext, ObjectProvider<MeterRegistry> registry) {
         this.properties = properties;
         this.plaintext = plaintext;
-        registry.ifAvailable(meters -> Gauge.builder("grpc.server.warmup", last,
+        registry.ifAvailable(meters -> Gauge.builder(
+                        "grpc.server.warmup",
+                        last,
                         ref -> ref.get() == null ? Double.NaN : ref.get().took().toNanos() / 1e9)
                 .description("How long the warm-up before SERVING took, seconds")
-                .baseUnit("seconds").register(meters));
+                .baseUnit("seconds")
+                .register(meters));
     }
 
     /**
@@ -66,19 +69,30 @@ final class WarmUpBeforeServing {
             serving.run();
             return;
         }
-        ManagedChannel channel = Grpc.newChannelBuilderForAddress(loopbackOr(address), port,
-                InsecureChannelCredentials.create()).build();
+        ManagedChannel channel = Grpc.newChannelBuilderForAddress(
+                        loopbackOr(address), port, InsecureChannelCredentials.create())
+                .build();
         log.info("warm-up: {} calls before SERVING", warmUp.size());
         warmUp.run(channel).whenComplete((result, never) -> {
             channel.shutdownNow();
             last.set(result);
             String statuses = result.statuses().entrySet().stream()
-                    .map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", "));
+                    .map(e -> e.getKey() + " " + e.getValue())
+                    .collect(Collectors.joining(", "));
             if (result.ok() == result.calls() && !result.cutShort()) {
-                log.info("warm-up: {} calls in {} ms ({})", result.calls(), result.took().toMillis(), statuses);
+                log.info(
+                        "warm-up: {} calls in {} ms ({})",
+                        result.calls(),
+                        result.took().toMillis(),
+                        statuses);
             } else {
-                log.warn("warm-up: {} of {} calls sent in {} ms ({}){}", result.calls(), warmUp.size(),
-                        result.took().toMillis(), statuses, result.cutShort() ? ", stopped by grpcops.warmup.time-limit" : "");
+                log.warn(
+                        "warm-up: {} of {} calls sent in {} ms ({}){}",
+                        result.calls(),
+                        warmUp.size(),
+                        result.took().toMillis(),
+                        statuses,
+                        result.cutShort() ? ", stopped by grpcops.warmup.time-limit" : "");
             }
             serving.run();
         });
@@ -86,8 +100,12 @@ final class WarmUpBeforeServing {
 
     /** Where to reach a server listening on {@code address}: itself, or loopback for a wildcard. */
     static String loopbackOr(String address) {
-        if (address == null || address.isBlank() || address.equals("*") || address.equals("0.0.0.0")
-                || address.equals("::") || address.equals("[::]")) {
+        if (address == null
+                || address.isBlank()
+                || address.equals("*")
+                || address.equals("0.0.0.0")
+                || address.equals("::")
+                || address.equals("[::]")) {
             return "127.0.0.1";
         }
         return address;
@@ -96,10 +114,13 @@ final class WarmUpBeforeServing {
     /** The WarmUp for this server's methods; fails naming the property when one is wrong. */
     WarmUp build(Server server) {
         Map<String, ServerMethodDefinition<?, ?>> methods = server.getServices().stream()
-                .map(ServerServiceDefinition::getMethods).flatMap(java.util.Collection::stream)
+                .map(ServerServiceDefinition::getMethods)
+                .flatMap(java.util.Collection::stream)
                 .collect(Collectors.toMap(m -> m.getMethodDescriptor().getFullMethodName(), m -> m, (a, b) -> a));
-        WarmUp.Builder builder = WarmUp.builder().concurrency(properties.getConcurrency())
-                .deadline(properties.getDeadline()).timeLimit(properties.getTimeLimit());
+        WarmUp.Builder builder = WarmUp.builder()
+                .concurrency(properties.getConcurrency())
+                .deadline(properties.getDeadline())
+                .timeLimit(properties.getTimeLimit());
         List<WarmUpProperties.Call> calls = properties.getCalls();
         for (int i = 0; i < calls.size(); i++) {
             add(builder, methods, calls.get(i), "grpcops.warmup.calls[" + i + "]");
@@ -107,8 +128,11 @@ final class WarmUpBeforeServing {
         return builder.build();
     }
 
-    private static void add(WarmUp.Builder builder, Map<String, ServerMethodDefinition<?, ?>> methods,
-            WarmUpProperties.Call call, String property) {
+    private static void add(
+            WarmUp.Builder builder,
+            Map<String, ServerMethodDefinition<?, ?>> methods,
+            WarmUpProperties.Call call,
+            String property) {
         if (call.getMethod() == null || call.getMethod().isBlank()) {
             throw new IllegalStateException(property + ".method is not set: give a method's full name, one of "
                     + methods.keySet().stream().sorted().toList());
@@ -121,8 +145,8 @@ final class WarmUpBeforeServing {
         addTyped(builder, definition.getMethodDescriptor(), call, property);
     }
 
-    private static void addTyped(WarmUp.Builder builder, MethodDescriptor<?, ?> method,
-            WarmUpProperties.Call call, String property) {
+    private static void addTyped(
+            WarmUp.Builder builder, MethodDescriptor<?, ?> method, WarmUpProperties.Call call, String property) {
         if (method.getType() != MethodDescriptor.MethodType.UNARY) {
             throw new IllegalStateException(property + ".method: " + method.getFullMethodName()
                     + " is not unary; warm-up sends unary calls only");
@@ -136,14 +160,15 @@ final class WarmUpBeforeServing {
         try {
             JsonFormat.parser().merge(call.getRequest() == null ? "{}" : call.getRequest(), request);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
-            throw new IllegalStateException(property + ".request: not a " + type.getFullName() + " in JSON: "
-                    + e.getMessage(), e);
+            throw new IllegalStateException(
+                    property + ".request: not a " + type.getFullName() + " in JSON: " + e.getMessage(), e);
         }
         // Sent as bytes: the server's own marshallers may be wrapped (malformed-request guard).
         MethodDescriptor<byte[], byte[]> bytes = MethodDescriptor.<byte[], byte[]>newBuilder()
                 .setType(MethodDescriptor.MethodType.UNARY)
                 .setFullMethodName(method.getFullMethodName())
-                .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES)
+                .setRequestMarshaller(BYTES)
+                .setResponseMarshaller(BYTES)
                 .build();
         builder.call(bytes, request.build().toByteArray(), call.getCount());
     }
@@ -171,7 +196,10 @@ final class WarmUpBeforeServing {
             try (stream) {
                 return stream.readAllBytes();
             } catch (IOException e) {
-                throw Status.INTERNAL.withDescription("warm-up: reading a reply").withCause(e).asRuntimeException();
+                throw Status.INTERNAL
+                        .withDescription("warm-up: reading a reply")
+                        .withCause(e)
+                        .asRuntimeException();
             }
         }
     };

@@ -33,7 +33,8 @@ import org.springframework.core.env.Environment;
  * {@code grpcops.fault.enabled=false} leaves the service without it. Bad settings stop the start,
  * naming the property.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration(
+        afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnClass(GrpcGlobalServerInterceptor.class)
 @ConditionalOnProperty(prefix = "grpcops.fault", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(FaultProperties.class)
@@ -58,19 +59,29 @@ public class FaultAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    FaultInjection faultInjection(FaultProperties properties, FaultListener listener, Environment environment,
+    FaultInjection faultInjection(
+            FaultProperties properties,
+            FaultListener listener,
+            Environment environment,
             ObjectProvider<AdminMethods> adminMethods) {
         Faults faults;
         try {
-            faults = new Faults(properties.getDelay(), properties.getStall(), properties.getStallEvery(),
+            faults = new Faults(
+                    properties.getDelay(),
+                    properties.getStall(),
+                    properties.getStallEvery(),
                     properties.getErrorRatio());
         } catch (InvalidFaultException e) {
             throw new IllegalArgumentException("grpcops.fault." + e.getMessage());
         }
         Set<String> exemptMethods = new HashSet<>();
         adminMethods.orderedStream().forEach(methods -> exemptMethods.addAll(methods.fullMethodNames()));
-        return FaultInjection.builder().replica(replica(properties, environment)).faults(faults).listener(listener)
-                .exemptMethods(exemptMethods).build();
+        return FaultInjection.builder()
+                .replica(replica(properties, environment))
+                .faults(faults)
+                .listener(listener)
+                .exemptMethods(exemptMethods)
+                .build();
     }
 
     @Bean

@@ -19,22 +19,34 @@ final class MicrometerFaultListener implements FaultListener {
     private final Counter stalls;
 
     MicrometerFaultListener(MeterRegistry registry) {
-        Gauge.builder("grpc.fault.delay", this, l -> l.current.delay().toNanos() / 1e9).baseUnit("seconds")
-                .description("Extra delay injected before every answer").register(registry);
-        Gauge.builder("grpc.fault.stall", this, l -> l.current.stall().toNanos() / 1e9).baseUnit("seconds")
-                .description("How long answers are held at the start of each stall period").register(registry);
-        Gauge.builder("grpc.fault.stall.period", this, l -> l.current.stallEvery().toNanos() / 1e9).baseUnit("seconds")
-                .description("The period of the injected stalls (0: none)").register(registry);
+        Gauge.builder("grpc.fault.delay", this, l -> l.current.delay().toNanos() / 1e9)
+                .baseUnit("seconds")
+                .description("Extra delay injected before every answer")
+                .register(registry);
+        Gauge.builder("grpc.fault.stall", this, l -> l.current.stall().toNanos() / 1e9)
+                .baseUnit("seconds")
+                .description("How long answers are held at the start of each stall period")
+                .register(registry);
+        Gauge.builder(
+                        "grpc.fault.stall.period",
+                        this,
+                        l -> l.current.stallEvery().toNanos() / 1e9)
+                .baseUnit("seconds")
+                .description("The period of the injected stalls (0: none)")
+                .register(registry);
         Gauge.builder("grpc.fault.error.ratio", this, l -> l.current.errorRatio())
-                .description("Share of calls failed at once with UNAVAILABLE on purpose").register(registry);
+                .description("Share of calls failed at once with UNAVAILABLE on purpose")
+                .register(registry);
         errors = injected(registry, "error");
         delays = injected(registry, "delay");
         stalls = injected(registry, "stall");
     }
 
     private static Counter injected(MeterRegistry registry, String kind) {
-        return Counter.builder("grpc.fault.injected").description("Calls a fault was injected into, by kind")
-                .tag("kind", kind).register(registry);
+        return Counter.builder("grpc.fault.injected")
+                .description("Calls a fault was injected into, by kind")
+                .tag("kind", kind)
+                .register(registry);
     }
 
     @Override

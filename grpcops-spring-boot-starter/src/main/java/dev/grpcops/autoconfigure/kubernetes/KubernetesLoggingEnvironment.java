@@ -22,9 +22,13 @@ public final class KubernetesLoggingEnvironment implements EnvironmentPostProces
             return;
         }
         // Added last: any setting of the application's own wins.
-        environment.getPropertySources().addLast(new MapPropertySource("grpcops-kubernetes-logging", Map.of(
-                "logging.level.io.fabric8.kubernetes.client.informers.impl.cache.Reflector", "ERROR",
-                "logging.level.io.fabric8.kubernetes.client.dsl.internal", "WARN",
-                "logging.level.io.fabric8.kubernetes.client.jdkhttp.JdkWebSocketImpl", "ERROR")));
+        environment
+                .getPropertySources()
+                .addLast(new MapPropertySource(
+                        "grpcops-kubernetes-logging",
+                        Map.of(
+                                "logging.level.io.fabric8.kubernetes.client.informers.impl.cache.Reflector", "ERROR",
+                                "logging.level.io.fabric8.kubernetes.client.dsl.internal", "WARN",
+                                "logging.level.io.fabric8.kubernetes.client.jdkhttp.JdkWebSocketImpl", "ERROR")));
     }
 }

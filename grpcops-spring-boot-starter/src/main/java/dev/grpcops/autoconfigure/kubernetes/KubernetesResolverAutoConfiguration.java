@@ -19,7 +19,8 @@ import org.springframework.context.annotation.Configuration;
  * the Service's EndpointSlices, with {@code grpc_resolver_endpoints{target}} and
  * {@code grpc_resolver_watch_errors_total{target}}. Without the module, nothing happens.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration(
+        afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnClass({KubernetesNameResolverProvider.class, GrpcChannelConfigurer.class})
 @ConditionalOnProperty(prefix = "grpcops.kubernetes", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(KubernetesResolverProperties.class)
@@ -44,8 +45,8 @@ public class KubernetesResolverAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    KubernetesResolverRegistration kubernetesResolverRegistration(ResolverListener listener,
-            KubernetesResolverProperties properties) {
+    KubernetesResolverRegistration kubernetesResolverRegistration(
+            ResolverListener listener, KubernetesResolverProperties properties) {
         return new KubernetesResolverRegistration(listener, properties.getWatchReconnectInterval());
     }
 }

@@ -30,8 +30,8 @@ public class KubernetesResolverProperties {
 
     public void setWatchReconnectInterval(Duration watchReconnectInterval) {
         if (watchReconnectInterval.toMillis() < 1 || watchReconnectInterval.compareTo(Duration.ofMinutes(1)) > 0) {
-            throw new IllegalArgumentException("grpcops.kubernetes.watch-reconnect-interval must be 1 ms to 1 min, got "
-                    + watchReconnectInterval);
+            throw new IllegalArgumentException(
+                    "grpcops.kubernetes.watch-reconnect-interval must be 1 ms to 1 min, got " + watchReconnectInterval);
         }
         this.watchReconnectInterval = watchReconnectInterval;
     }

@@ -2,10 +2,10 @@ package dev.grpcops.autoconfigure.kubernetes;
 
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import dev.grpcops.kubernetes.ResolverListener;
-import io.grpc.ManagedChannelBuilder;
-import io.grpc.NameResolverRegistry;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.NameResolverRegistry;
 import java.time.Duration;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.springframework.beans.factory.DisposableBean;
@@ -23,8 +23,11 @@ final class KubernetesResolverRegistration implements GrpcChannelConfigurer, Dis
     KubernetesResolverRegistration(ResolverListener listener, Duration watchReconnectInterval) {
         // The client configuration is read when a channel first uses a kubernetes:/// target, not
         // here: a service whose targets are all dns:/// or static:// never looks for a cluster.
-        this.provider = new KubernetesNameResolverProvider(() -> new ConfigBuilder(Config.autoConfigure(null))
-                .withWatchReconnectInterval((int) watchReconnectInterval.toMillis()).build(), listener);
+        this.provider = new KubernetesNameResolverProvider(
+                () -> new ConfigBuilder(Config.autoConfigure(null))
+                        .withWatchReconnectInterval((int) watchReconnectInterval.toMillis())
+                        .build(),
+                listener);
         NameResolverRegistry.getDefaultRegistry().register(provider);
     }
 
@@ -33,8 +36,7 @@ final class KubernetesResolverRegistration implements GrpcChannelConfigurer, Dis
     }
 
     @Override
-    public void accept(ManagedChannelBuilder<?> builder, String name) {
-    }
+    public void accept(ManagedChannelBuilder<?> builder, String name) {}
 
     @Override
     public void destroy() {

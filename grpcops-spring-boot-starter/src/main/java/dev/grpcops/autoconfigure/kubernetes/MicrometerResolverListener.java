@@ -25,20 +25,27 @@ final class MicrometerResolverListener implements ResolverListener {
 
     @Override
     public void endpoints(String target, int ready) {
-        endpoints.computeIfAbsent(target, t -> {
-            AtomicInteger value = new AtomicInteger();
-            gauges.put(t, Gauge.builder("grpc.resolver.endpoints", value, AtomicInteger::get)
-                    .description("Ready endpoints the kubernetes:/// resolver has handed the channel")
-                    .tag("target", t).register(registry));
-            return value;
-        }).set(ready);
+        endpoints
+                .computeIfAbsent(target, t -> {
+                    AtomicInteger value = new AtomicInteger();
+                    gauges.put(
+                            t,
+                            Gauge.builder("grpc.resolver.endpoints", value, AtomicInteger::get)
+                                    .description("Ready endpoints the kubernetes:/// resolver has handed the channel")
+                                    .tag("target", t)
+                                    .register(registry));
+                    return value;
+                })
+                .set(ready);
     }
 
     @Override
     public void watchError(String target, Throwable cause) {
         Counter.builder("grpc.resolver.watch.errors")
                 .description("Failed list or watch requests of the kubernetes:/// resolver to the API server")
-                .tag("target", target).register(registry).increment();
+                .tag("target", target)
+                .register(registry)
+                .increment();
     }
 
     @Override

@@ -24,15 +24,18 @@ final class MicrometerRetryListener implements RetryListener {
     private final Map<RetryOutcome, Counter> retries = new EnumMap<>(RetryOutcome.class);
     /** Per target (at most 65, bounded by the limiters' targets), per outcome. */
     private final Map<String, Counter[]> hedges = new ConcurrentHashMap<>();
+
     private final Map<String, Counter> hedgeable = new ConcurrentHashMap<>();
 
     MicrometerRetryListener(MeterRegistry registry) {
         this.registry = registry;
         for (RetryOutcome outcome : RetryOutcome.values()) {
-            retries.put(outcome, Counter.builder("grpc.budget.retries")
-                    .description("Calls that failed with UNAVAILABLE: retried (attempted) or not, and why")
-                    .tag("outcome", outcome.label())
-                    .register(registry));
+            retries.put(
+                    outcome,
+                    Counter.builder("grpc.budget.retries")
+                            .description("Calls that failed with UNAVAILABLE: retried (attempted) or not, and why")
+                            .tag("outcome", outcome.label())
+                            .register(registry));
         }
     }
 
@@ -45,9 +48,13 @@ final class MicrometerRetryListener implements RetryListener {
     public void hedgeable(String target) {
         Counter calls = hedgeable.get(target);
         if (calls == null) {
-            calls = hedgeable.computeIfAbsent(target, t -> Counter.builder("grpc.hedgeable.calls")
-                    .description("Calls per downstream target that may be hedged: what the share of hedges is of")
-                    .tag("target", t).register(registry));
+            calls = hedgeable.computeIfAbsent(
+                    target,
+                    t -> Counter.builder("grpc.hedgeable.calls")
+                            .description(
+                                    "Calls per downstream target that may be hedged: what the share of hedges is of")
+                            .tag("target", t)
+                            .register(registry));
             hedges.computeIfAbsent(target, this::hedgeCounters); // at 0 from the first call: dashboards see the series
         }
         calls.increment();
@@ -62,8 +69,11 @@ final class MicrometerRetryListener implements RetryListener {
         Counter[] counters = new Counter[HedgeOutcome.values().length];
         for (HedgeOutcome outcome : HedgeOutcome.values()) {
             counters[outcome.ordinal()] = Counter.builder("grpc.hedges")
-                    .description("Hedges of idempotent calls per downstream target: sent, then won or lost; or throttled, refused")
-                    .tag("target", target).tag("outcome", outcome.label()).register(registry);
+                    .description(
+                            "Hedges of idempotent calls per downstream target: sent, then won or lost; or throttled, refused")
+                    .tag("target", target)
+                    .tag("outcome", outcome.label())
+                    .register(registry);
         }
         return counters;
     }

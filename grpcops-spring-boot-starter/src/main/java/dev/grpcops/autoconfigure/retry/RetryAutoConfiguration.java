@@ -30,8 +30,11 @@ import org.springframework.core.annotation.Order;
  * extra attempts are marked for the next hop. Every bean backs off when the application defines its own.
  * Bad settings stop the start, naming the property.
  */
-@AutoConfiguration(afterName = {"dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
-    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
+        })
 @EnableConfigurationProperties(RetryProperties.class)
 public class RetryAutoConfiguration {
 
@@ -62,10 +65,16 @@ public class RetryAutoConfiguration {
             return RetryLimiter.unlimited();
         }
         return named(() -> RetryLimiter.allOf(
-                TokenBucket.builder().maxTokens(limiter.getMaxTokens()).tokenRatio(limiter.getTokenRatio())
-                        .listener(listener).build(),
-                RetryBudget.builder().percent(limiter.getBudgetPercent()).window(limiter.getBudgetWindow())
-                        .minPerSecond(limiter.getMinRetriesPerSecond()).build()));
+                TokenBucket.builder()
+                        .maxTokens(limiter.getMaxTokens())
+                        .tokenRatio(limiter.getTokenRatio())
+                        .listener(listener)
+                        .build(),
+                RetryBudget.builder()
+                        .percent(limiter.getBudgetPercent())
+                        .window(limiter.getBudgetWindow())
+                        .minPerSecond(limiter.getMinRetriesPerSecond())
+                        .build()));
     }
 
     @Bean
@@ -78,7 +87,11 @@ public class RetryAutoConfiguration {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("grpcops.retry.hedging." + e.getMessage());
         }
-        return Retry.builder(rules).limiter(limiter).listener(listener).hedging(rulesOfHedging).build();
+        return Retry.builder(rules)
+                .limiter(limiter)
+                .listener(listener)
+                .hedging(rulesOfHedging)
+                .build();
     }
 
     @Configuration(proxyBeanMethods = false)

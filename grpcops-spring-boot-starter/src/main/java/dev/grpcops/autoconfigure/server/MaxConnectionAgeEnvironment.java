@@ -27,15 +27,22 @@ public final class MaxConnectionAgeEnvironment implements EnvironmentPostProcess
         try {
             millis = Long.parseLong(value.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(VARIABLE + " must be a whole number of milliseconds, got '" + value + "'");
+            throw new IllegalArgumentException(
+                    VARIABLE + " must be a whole number of milliseconds, got '" + value + "'");
         }
         if (millis <= 0) {
             throw new IllegalArgumentException(VARIABLE + " must be positive, got " + millis);
         }
         String grace = environment.getProperty("grpc.server.max-connection-age-grace", DEFAULT_GRACE);
         // Added last: an explicit grpc.server.max-connection-age in any other source wins.
-        environment.getPropertySources().addLast(new MapPropertySource("grpcops-max-connection-age", Map.of(
-                "grpc.server.max-connection-age", millis + "ms",
-                "grpc.server.max-connection-age-grace", grace)));
+        environment
+                .getPropertySources()
+                .addLast(new MapPropertySource(
+                        "grpcops-max-connection-age",
+                        Map.of(
+                                "grpc.server.max-connection-age",
+                                millis + "ms",
+                                "grpc.server.max-connection-age-grace",
+                                grace)));
     }
 }

@@ -8,8 +8,7 @@ final class NettyLimits {
 
     private static final boolean PLAIN_NETTY = ClassUtils.isPresent("io.grpc.netty.NettyServerBuilder", null);
 
-    private NettyLimits() {
-    }
+    private NettyLimits() {}
 
     static void apply(ServerBuilder<?> builder, ServerLimitsProperties properties) {
         int window = (int) properties.getRstFramesWindow().toSeconds();

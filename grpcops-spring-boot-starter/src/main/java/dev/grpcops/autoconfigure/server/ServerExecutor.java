@@ -26,18 +26,25 @@ public final class ServerExecutor implements DisposableBean {
     ServerExecutor(int threads, int queueCapacity, Duration logInterval) {
         AtomicInteger count = new AtomicInteger();
         RateLimitedLog overflow = new RateLimitedLog(LoggerFactory.getLogger(ServerExecutor.class), logInterval);
-        executor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queueCapacity),
+        executor = new ThreadPoolExecutor(
+                threads,
+                threads,
+                60,
+                TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(queueCapacity),
                 task -> {
                     Thread thread = new Thread(task, "grpcops-server-" + count.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
-                }, (task, pool) -> {
+                },
+                (task, pool) -> {
                     if (pool.isShutdown()) {
                         throw new RejectedExecutionException("the gRPC server's executor has shut down");
                     }
-                    overflow.warn("grpc server executor: " + queueCapacity + " callbacks already wait for its " + threads
-                            + " threads (grpcops.server.executor-queue / executor-threads); running one on the transport's"
-                            + " thread, which holds back its reads until the executor catches up");
+                    overflow.warn(
+                            "grpc server executor: " + queueCapacity + " callbacks already wait for its " + threads
+                                    + " threads (grpcops.server.executor-queue / executor-threads); running one on the transport's"
+                                    + " thread, which holds back its reads until the executor catches up");
                     task.run();
                 });
         executor.allowCoreThreadTimeOut(true);

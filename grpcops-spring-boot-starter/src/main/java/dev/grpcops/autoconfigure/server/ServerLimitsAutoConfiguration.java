@@ -4,7 +4,6 @@ import dev.grpcops.guard.MalformedRequests;
 import dev.grpcops.guard.RateLimitedLog;
 import dev.grpcops.guard.UnknownMethods;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import net.devh.boot.grpc.server.serverfactory.GrpcServerConfigurer;
 import net.devh.boot.grpc.server.service.GrpcServiceDefinition;
 import net.devh.boot.grpc.server.service.GrpcServiceDiscoverer;
@@ -14,6 +13,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
@@ -26,19 +26,26 @@ import org.springframework.context.annotation.Bean;
  * a bounded executor, never on one thread per call; net.devh's request scope out of every call when
  * no bean uses it.
  */
-@AutoConfiguration(afterName = {"org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-    // After net.devh's: its interceptor configurer must have run when UnusedRequestScope runs.
-    "net.devh.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            // After net.devh's: its interceptor configurer must have run when UnusedRequestScope runs.
+            "net.devh.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration"
+        })
 @ConditionalOnClass(GrpcServerConfigurer.class)
 @EnableConfigurationProperties(ServerLimitsProperties.class)
 public class ServerLimitsAutoConfiguration {
 
     /** The executor handlers run on when they may block: bounded threads and queue. */
     @Bean
-    @ConditionalOnProperty(prefix = "grpcops.server", name = "direct-executor", havingValue = "false", matchIfMissing = true)
+    @ConditionalOnProperty(
+            prefix = "grpcops.server",
+            name = "direct-executor",
+            havingValue = "false",
+            matchIfMissing = true)
     ServerExecutor grpcopsServerExecutor(ServerLimitsProperties properties) {
-        return new ServerExecutor(properties.getExecutorThreads(), properties.getExecutorQueue(),
-                properties.getBadRequestLogInterval());
+        return new ServerExecutor(
+                properties.getExecutorThreads(), properties.getExecutorQueue(), properties.getBadRequestLogInterval());
     }
 
     /** Counted when a meter registry is there, nowhere otherwise. */
@@ -48,10 +55,10 @@ public class ServerLimitsAutoConfiguration {
     }
 
     @Bean
-    GrpcServerConfigurer grpcopsServerLimits(ServerLimitsProperties properties, ServerLimitsMeters meters,
-            ObjectProvider<ServerExecutor> executor) {
-        RateLimitedLog log = new RateLimitedLog(LoggerFactory.getLogger(UnknownMethods.class),
-                properties.getBadRequestLogInterval());
+    GrpcServerConfigurer grpcopsServerLimits(
+            ServerLimitsProperties properties, ServerLimitsMeters meters, ObjectProvider<ServerExecutor> executor) {
+        RateLimitedLog log = new RateLimitedLog(
+                LoggerFactory.getLogger(UnknownMethods.class), properties.getBadRequestLogInterval());
         UnknownMethods fallback = new UnknownMethods(() -> {
             meters.unknownMethod();
             log.warn("calls to methods this server does not serve: answered UNIMPLEMENTED");
@@ -74,8 +81,8 @@ public class ServerLimitsAutoConfiguration {
 
     /** Wraps net.devh's discovered services so that their requests are parsed by {@link MalformedRequests}. */
     @Bean
-    static BeanPostProcessor grpcopsMalformedRequests(ObjectProvider<ServerLimitsProperties> properties,
-            ObjectProvider<ServerLimitsMeters> meters) {
+    static BeanPostProcessor grpcopsMalformedRequests(
+            ObjectProvider<ServerLimitsProperties> properties, ObjectProvider<ServerLimitsMeters> meters) {
         return new BeanPostProcessor() {
             @Override
             public Object postProcessAfterInitialization(Object bean, String beanName) {
@@ -84,7 +91,9 @@ public class ServerLimitsAutoConfiguration {
                 }
                 MalformedCounter counter = new MalformedCounter(meters.getObject(), properties.getObject());
                 return (GrpcServiceDiscoverer) () -> discoverer.findGrpcServices().stream()
-                        .map(service -> new GrpcServiceDefinition(service.getBeanName(), service.getBeanClazz(),
+                        .map(service -> new GrpcServiceDefinition(
+                                service.getBeanName(),
+                                service.getBeanClazz(),
                                 MalformedRequests.guard(service.getDefinition(), counter::malformed)))
                         .toList();
             }
@@ -99,8 +108,8 @@ public class ServerLimitsAutoConfiguration {
 
         MalformedCounter(ServerLimitsMeters meters, ServerLimitsProperties properties) {
             this.meters = meters;
-            this.log = new RateLimitedLog(LoggerFactory.getLogger(MalformedRequests.class),
-                    properties.getBadRequestLogInterval());
+            this.log = new RateLimitedLog(
+                    LoggerFactory.getLogger(MalformedRequests.class), properties.getBadRequestLogInterval());
         }
 
         void malformed(String method, RuntimeException failure) {

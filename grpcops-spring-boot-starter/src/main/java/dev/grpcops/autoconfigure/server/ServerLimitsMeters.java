@@ -29,7 +29,8 @@ final class ServerLimitsMeters {
                 return;
             }
             counter = Counter.builder("grpc.server.unknown.method.calls")
-                    .description("Calls to methods this server does not serve, answered UNIMPLEMENTED (never tagged by name)")
+                    .description(
+                            "Calls to methods this server does not serve, answered UNIMPLEMENTED (never tagged by name)")
                     .register(meters);
             unknown = counter;
         }
@@ -44,10 +45,12 @@ final class ServerLimitsMeters {
             if (meters == null) {
                 return;
             }
-            counter = malformed.computeIfAbsent(method, m -> Counter.builder("grpc.server.malformed.requests")
-                    .description("Requests that did not parse as their message type, answered INVALID_ARGUMENT")
-                    .tag("method", m)
-                    .register(meters));
+            counter = malformed.computeIfAbsent(
+                    method,
+                    m -> Counter.builder("grpc.server.malformed.requests")
+                            .description("Requests that did not parse as their message type, answered INVALID_ARGUMENT")
+                            .tag("method", m)
+                            .register(meters));
         }
         counter.increment();
     }

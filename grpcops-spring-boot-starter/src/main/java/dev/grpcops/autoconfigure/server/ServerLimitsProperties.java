@@ -58,8 +58,9 @@ public class ServerLimitsProperties {
 
     public void setMaxConcurrentCallsPerConnection(int maxConcurrentCallsPerConnection) {
         if (maxConcurrentCallsPerConnection < 1) {
-            throw new IllegalArgumentException("grpcops.server.max-concurrent-calls-per-connection must be at least 1, got "
-                    + maxConcurrentCallsPerConnection);
+            throw new IllegalArgumentException(
+                    "grpcops.server.max-concurrent-calls-per-connection must be at least 1, got "
+                            + maxConcurrentCallsPerConnection);
         }
         this.maxConcurrentCallsPerConnection = maxConcurrentCallsPerConnection;
     }
@@ -101,7 +102,8 @@ public class ServerLimitsProperties {
 
     public void setExecutorThreads(int executorThreads) {
         if (executorThreads < 1) {
-            throw new IllegalArgumentException("grpcops.server.executor-threads must be at least 1, got " + executorThreads);
+            throw new IllegalArgumentException(
+                    "grpcops.server.executor-threads must be at least 1, got " + executorThreads);
         }
         this.executorThreads = executorThreads;
     }
@@ -112,7 +114,8 @@ public class ServerLimitsProperties {
 
     public void setExecutorQueue(int executorQueue) {
         if (executorQueue < 1) {
-            throw new IllegalArgumentException("grpcops.server.executor-queue must be at least 1, got " + executorQueue);
+            throw new IllegalArgumentException(
+                    "grpcops.server.executor-queue must be at least 1, got " + executorQueue);
         }
         this.executorQueue = executorQueue;
     }
@@ -123,8 +126,8 @@ public class ServerLimitsProperties {
 
     public void setBadRequestLogInterval(Duration badRequestLogInterval) {
         if (badRequestLogInterval == null || badRequestLogInterval.isNegative()) {
-            throw new IllegalArgumentException("grpcops.server.bad-request-log-interval must not be negative, got "
-                    + badRequestLogInterval);
+            throw new IllegalArgumentException(
+                    "grpcops.server.bad-request-log-interval must not be negative, got " + badRequestLogInterval);
         }
         this.badRequestLogInterval = badRequestLogInterval;
     }

@@ -34,7 +34,8 @@ final class UnusedRequestScope implements GlobalServerInterceptorConfigurer {
         while (factory instanceof ConfigurableListableBeanFactory listable) {
             for (String name : listable.getBeanDefinitionNames()) {
                 // Merged: a child definition may inherit the scope from its parent definition.
-                if (GrpcRequestScope.GRPC_REQUEST_SCOPE_NAME.equals(listable.getMergedBeanDefinition(name).getScope())) {
+                if (GrpcRequestScope.GRPC_REQUEST_SCOPE_NAME.equals(
+                        listable.getMergedBeanDefinition(name).getScope())) {
                     return true;
                 }
             }

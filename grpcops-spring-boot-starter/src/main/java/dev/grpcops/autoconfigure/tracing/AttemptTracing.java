@@ -34,8 +34,8 @@ final class AttemptTracing {
     ClientInterceptor parent() {
         return new ClientInterceptor() {
             @Override
-            public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
-                    CallOptions options, Channel next) {
+            public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+                    MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
                 Observation served = CallTags.served();
                 if (served == null || registry.getCurrentObservation() != null) {
                     return next.newCall(method, options);
@@ -59,8 +59,8 @@ final class AttemptTracing {
     ClientInterceptor tags() {
         return new ClientInterceptor() {
             @Override
-            public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
-                    CallOptions options, Channel next) {
+            public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+                    MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
                 return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
                     @Override
                     public void start(Listener<RespT> listener, Metadata headers) {
@@ -68,11 +68,13 @@ final class AttemptTracing {
                         if (attempt != null && !attempt.isNoop()) {
                             Deadline deadline = options.getDeadline();
                             if (deadline != null) {
-                                attempt.highCardinalityKeyValue("grpcops.deadline_ms",
+                                attempt.highCardinalityKeyValue(
+                                        "grpcops.deadline_ms",
                                         ServedCallTracing.millis(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
                             }
                             String previous = headers.get(PREVIOUS_ATTEMPTS);
-                            attempt.highCardinalityKeyValue("grpcops.attempt", previous == null ? "0" : previous.trim());
+                            attempt.highCardinalityKeyValue(
+                                    "grpcops.attempt", previous == null ? "0" : previous.trim());
                         }
                         super.start(listener, headers);
                     }

@@ -17,8 +17,7 @@ public final class CallTags {
 
     static final Context.Key<Observation> SERVED = Context.key("grpcops-served-observation");
 
-    private CallTags() {
-    }
+    private CallTags() {}
 
     /** Adds {@code key = value} to the span of the call served in the current context, if it is traced. */
     public static void tag(String key, String value) {

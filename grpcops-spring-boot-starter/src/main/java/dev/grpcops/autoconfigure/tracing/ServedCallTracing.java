@@ -41,13 +41,14 @@ final class ServedCallTracing {
     ServerInterceptor capture() {
         return new ServerInterceptor() {
             @Override
-            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                    ServerCallHandler<ReqT, RespT> next) {
+            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                    ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
                 Observation observation = registry.getCurrentObservation();
                 if (observation == null) {
                     return next.startCall(call, headers);
                 }
-                Context context = Context.current().withValues(CallTags.SERVED, observation, ARRIVED, System.nanoTime());
+                Context context =
+                        Context.current().withValues(CallTags.SERVED, observation, ARRIVED, System.nanoTime());
                 return Contexts.interceptCall(context, call, headers, next);
             }
         };
@@ -56,8 +57,8 @@ final class ServedCallTracing {
     ServerInterceptor tags() {
         return new ServerInterceptor() {
             @Override
-            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                    ServerCallHandler<ReqT, RespT> next) {
+            public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                    ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
                 Observation observation = CallTags.served();
                 if (observation != null && !observation.isNoop()) {
                     tag(observation);
@@ -73,10 +74,13 @@ final class ServedCallTracing {
         observation.highCardinalityKeyValue("grpcops.admission.wait_ms", millis(waitNanos));
         Optional<Budget> budget = Budget.current();
         if (budget.isPresent()) {
-            observation.highCardinalityKeyValue("grpcops.budget.remaining_ms",
+            observation.highCardinalityKeyValue(
+                    "grpcops.budget.remaining_ms",
                     millis(budget.get().remaining().toNanos() + waitNanos));
-            observation.highCardinalityKeyValue("grpcops.budget.reserve_ms", millis(rules.reserve().toNanos()));
-            observation.highCardinalityKeyValue("grpcops.budget.defaulted", Boolean.toString(budget.get().defaulted()));
+            observation.highCardinalityKeyValue(
+                    "grpcops.budget.reserve_ms", millis(rules.reserve().toNanos()));
+            observation.highCardinalityKeyValue(
+                    "grpcops.budget.defaulted", Boolean.toString(budget.get().defaulted()));
             if (budget.get().arrivedAsRetry()) {
                 observation.highCardinalityKeyValue("grpcops.budget.arrived_as_retry", "true");
             }
@@ -84,7 +88,8 @@ final class ServedCallTracing {
         Optional<Caller> caller = Caller.current();
         if (caller.isPresent()) {
             observation.highCardinalityKeyValue("grpcops.caller", caller.get().id());
-            observation.highCardinalityKeyValue("grpcops.criticality", caller.get().criticality().value());
+            observation.highCardinalityKeyValue(
+                    "grpcops.criticality", caller.get().criticality().value());
             if (policy != null) {
                 observation.highCardinalityKeyValue("grpcops.admission.level", policy.levelOf(caller.get()));
             }

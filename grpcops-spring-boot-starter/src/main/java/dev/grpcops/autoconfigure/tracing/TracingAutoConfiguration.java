@@ -6,8 +6,8 @@ import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
 import dev.grpcops.deadline.BudgetRules;
 import io.grpc.ClientInterceptor;
 import io.grpc.ServerInterceptor;
-import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.binder.grpc.GrpcServerObservationContext;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.observation.ObservationPredicate;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.Set;
@@ -30,17 +30,30 @@ import org.springframework.core.annotation.Order;
  * starts it. Micrometer's per-call timers that come with the observations are dropped: net.devh's
  * interceptor metrics already count every call.
  */
-@AutoConfiguration(afterName = {"org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
-    "dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
-    "dev.grpcops.autoconfigure.admission.AdmissionAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
+            "dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
+            "dev.grpcops.autoconfigure.admission.AdmissionAutoConfiguration"
+        })
 @ConditionalOnClass(ObservationRegistry.class)
-@ConditionalOnProperty(name = {TracingEnvironment.TRACING, TracingEnvironment.GRPC_OBSERVATIONS}, havingValue = "true")
+@ConditionalOnProperty(
+        name = {TracingEnvironment.TRACING, TracingEnvironment.GRPC_OBSERVATIONS},
+        havingValue = "true")
 public class TracingAutoConfiguration {
 
     /** The timers Micrometer's gRPC observations would add (the spans are what is wanted). */
-    static final Set<String> OBSERVATION_TIMERS = Set.of("grpc.server", "grpc.server.active", "grpc.server.received",
-            "grpc.server.sent", "grpc.server.cancelled", "grpc.client", "grpc.client.active", "grpc.client.received",
-            "grpc.client.sent", "grpc.client.cancelled");
+    static final Set<String> OBSERVATION_TIMERS = Set.of(
+            "grpc.server",
+            "grpc.server.active",
+            "grpc.server.received",
+            "grpc.server.sent",
+            "grpc.server.cancelled",
+            "grpc.client",
+            "grpc.client.active",
+            "grpc.client.received",
+            "grpc.client.sent",
+            "grpc.client.cancelled");
 
     @Bean
     MeterFilter grpcopsObservationTimersDenied() {
@@ -60,8 +73,8 @@ public class TracingAutoConfiguration {
     static class ServerSide {
 
         @Bean
-        ServedCallTracing grpcopsServedCallTracing(ObservationRegistry registry, BudgetRules rules,
-                ObjectProvider<CallerPolicy> policy) {
+        ServedCallTracing grpcopsServedCallTracing(
+                ObservationRegistry registry, BudgetRules rules, ObjectProvider<CallerPolicy> policy) {
             return new ServedCallTracing(registry, rules, policy.getIfAvailable());
         }
 

@@ -32,7 +32,9 @@ public final class TracingEnvironment implements EnvironmentPostProcessor {
         if (blank(endpoint)) {
             String traces = environment.getProperty("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
             String base = environment.getProperty("OTEL_EXPORTER_OTLP_ENDPOINT");
-            endpoint = !blank(traces) ? traces.trim() : blank(base) ? null : base.trim().replaceAll("/+$", "") + "/v1/traces";
+            endpoint = !blank(traces)
+                    ? traces.trim()
+                    : blank(base) ? null : base.trim().replaceAll("/+$", "") + "/v1/traces";
             if (endpoint != null) {
                 defaults.put(ENDPOINT, endpoint);
             }

@@ -19,8 +19,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 class AdminAutoConfigurationTests {
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(AdminAutoConfiguration.class));
+    private final ApplicationContextRunner runner =
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(AdminAutoConfiguration.class));
 
     @Test
     void guardsAdminMethodsWithNoTokenByDefault() {
@@ -32,8 +32,10 @@ class AdminAutoConfigurationTests {
 
     @Test
     void tokenComesFromTheProperty() {
-        runner.withPropertyValues("grpcops.admin.token=s3cret-admin-token").run(context ->
-                assertThat(context.getBean(AdminProperties.class).getToken()).isEqualTo("s3cret-admin-token"));
+        runner.withPropertyValues("grpcops.admin.token=s3cret-admin-token")
+                .run(context -> assertThat(
+                                context.getBean(AdminProperties.class).getToken())
+                        .isEqualTo("s3cret-admin-token"));
     }
 
     @ParameterizedTest
@@ -41,10 +43,13 @@ class AdminAutoConfigurationTests {
     void aPlaceholderTokenStopsTheStartNamingThePropertyAndHowToSetOne(String token) {
         runner.withPropertyValues("grpcops.admin.token=" + token).run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause()
+            assertThat(context.getStartupFailure())
+                    .rootCause()
                     .isInstanceOf(AdminTokens.UnusableAdminTokenException.class)
-                    .hasMessageContaining("grpcops.admin.token").hasMessageContaining("GRPCOPS_ADMIN_TOKEN")
-                    .hasMessageContaining("known placeholder").hasMessageContaining("openssl rand -hex 32");
+                    .hasMessageContaining("grpcops.admin.token")
+                    .hasMessageContaining("GRPCOPS_ADMIN_TOKEN")
+                    .hasMessageContaining("known placeholder")
+                    .hasMessageContaining("openssl rand -hex 32");
         });
     }
 
@@ -52,37 +57,51 @@ class AdminAutoConfigurationTests {
     void aShortTokenStopsTheStartWithoutItsValueInTheReport() {
         runner.withPropertyValues("grpcops.admin.token=s3cret").run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause()
+            assertThat(context.getStartupFailure())
+                    .rootCause()
                     .hasMessageContaining("grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN) has 6 characters")
                     .hasMessageNotContaining("s3cret");
             FailureAnalysis analysis = new UnusableAdminTokenFailureAnalyzer().analyze(context.getStartupFailure());
-            assertThat(analysis.getDescription()).contains("grpcops.admin.token").doesNotContain("s3cret");
+            assertThat(analysis.getDescription())
+                    .contains("grpcops.admin.token")
+                    .doesNotContain("s3cret");
             assertThat(analysis.getAction()).contains("openssl rand -hex 32", "grpcops-admin");
         });
     }
 
     @Test
     void aBlankTokenStartsWithAdminOperationsDisabled() {
-        runner.withPropertyValues("grpcops.admin.token= ").run(context ->
-                assertThat(context).hasNotFailed().hasBean("grpcopsAdminAuthorizationInterceptor"));
+        runner.withPropertyValues("grpcops.admin.token= ")
+                .run(context -> assertThat(context).hasNotFailed().hasBean("grpcopsAdminAuthorizationInterceptor"));
     }
 
     @Test
     void theRateLimitComesFromTypedProperties() {
         assertThat(new AdminProperties().toRateLimit()).isEqualTo(AdminRateLimit.DEFAULTS);
-        runner.withPropertyValues("grpcops.admin.rate-limit.max-failures=3", "grpcops.admin.rate-limit.window=30s",
-                "grpcops.admin.rate-limit.max-peers=100", "grpcops.admin.refusal-log-interval=1m").run(context ->
-                assertThat(context.getBean(AdminProperties.class).toRateLimit())
+        runner.withPropertyValues(
+                        "grpcops.admin.rate-limit.max-failures=3",
+                        "grpcops.admin.rate-limit.window=30s",
+                        "grpcops.admin.rate-limit.max-peers=100",
+                        "grpcops.admin.refusal-log-interval=1m")
+                .run(context -> assertThat(
+                                context.getBean(AdminProperties.class).toRateLimit())
                         .isEqualTo(new AdminRateLimit(3, Duration.ofSeconds(30), 100, Duration.ofMinutes(1))));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"grpcops.admin.rate-limit.max-failures=0", "grpcops.admin.rate-limit.window=0s",
-        "grpcops.admin.rate-limit.max-peers=-1", "grpcops.admin.refusal-log-interval=-1s"})
+    @ValueSource(
+            strings = {
+                "grpcops.admin.rate-limit.max-failures=0",
+                "grpcops.admin.rate-limit.window=0s",
+                "grpcops.admin.rate-limit.max-peers=-1",
+                "grpcops.admin.refusal-log-interval=-1s"
+            })
     void anInvalidRateLimitStopsTheStartNamingTheProperty(String property) {
         runner.withPropertyValues(property).run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(property.substring(0, property.indexOf('=')));
+            assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageContaining(property.substring(0, property.indexOf('=')));
         });
     }
 
@@ -94,22 +113,29 @@ class AdminAutoConfigurationTests {
             listener.completed("grpcops.v1.WhoAmI/Drain", Status.Code.OK);
             listener.completed("grpcops.v1.WhoAmI/Drain", Status.Code.OK);
             listener.completed("grpcops.v1.WhoAmI/Drain", Status.Code.PERMISSION_DENIED);
-            assertThat(registry.get("grpcops.admin.calls").tag("outcome", "OK").counter().count()).isEqualTo(2);
-            assertThat(registry.get("grpcops.admin.calls").tag("outcome", "PERMISSION_DENIED").counter().count())
+            assertThat(registry.get("grpcops.admin.calls")
+                            .tag("outcome", "OK")
+                            .counter()
+                            .count())
+                    .isEqualTo(2);
+            assertThat(registry.get("grpcops.admin.calls")
+                            .tag("outcome", "PERMISSION_DENIED")
+                            .counter()
+                            .count())
                     .isEqualTo(1);
         });
     }
 
     @Test
     void backsOffWhenTheApplicationDefinesItsOwn() {
-        AdminListener own = (method, outcome) -> { };
-        runner.withBean(AdminListener.class, () -> own).run(context ->
-                assertThat(context.getBean(AdminListener.class)).isSameAs(own));
+        AdminListener own = (method, outcome) -> {};
+        runner.withBean(AdminListener.class, () -> own)
+                .run(context -> assertThat(context.getBean(AdminListener.class)).isSameAs(own));
     }
 
     @Test
     void needsTheServerStarter() {
-        runner.withClassLoader(new FilteredClassLoader(GrpcGlobalServerInterceptor.class)).run(context ->
-                assertThat(context).doesNotHaveBean("grpcopsAdminAuthorizationInterceptor"));
+        runner.withClassLoader(new FilteredClassLoader(GrpcGlobalServerInterceptor.class))
+                .run(context -> assertThat(context).doesNotHaveBean("grpcopsAdminAuthorizationInterceptor"));
     }
 }

@@ -10,9 +10,9 @@ import dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -21,8 +21,8 @@ class AdmissionAutoConfigurationTests {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withBean(SimpleMeterRegistry.class, () -> registry)
-            .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class, BudgetAutoConfiguration.class,
-                    AdmissionAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(
+                    MetricsAutoConfiguration.class, BudgetAutoConfiguration.class, AdmissionAutoConfiguration.class));
 
     @Test
     void onByDefaultWithThreeLevelsSharingTheSeats() {
@@ -30,9 +30,12 @@ class AdmissionAutoConfigurationTests {
             assertThat(context).hasBean("grpcopsAdmissionInterceptor").hasBean("grpcopsCallerForwardingInterceptor");
             Admission admission = context.getBean(Admission.class);
             assertThat(admission.limit()).isEqualTo(128);
-            assertThat(admission.levels()).extracting(Admission.Level::name)
+            assertThat(admission.levels())
+                    .extracting(Admission.Level::name)
                     .containsExactly("critical", "default", "sheddable");
-            assertThat(admission.levels()).extracting(Admission.Level::nominalSeats).containsExactly(64, 45, 20);
+            assertThat(admission.levels())
+                    .extracting(Admission.Level::nominalSeats)
+                    .containsExactly(64, 45, 20);
         });
     }
 
@@ -40,31 +43,49 @@ class AdmissionAutoConfigurationTests {
     void publishesTheAdmissionMetricsPerLevelWithoutACallerLabel() {
         runner.run(context -> {
             context.getBean(Admission.class);
-            assertThat(registry.find("grpc.admission.rejected").tags("priority_level", "default", "reason", "queue-full")
-                    .counter()).isNotNull();
-            assertThat(registry.find("grpc.admission.dispatched").tag("priority_level", "critical").functionCounter()).isNotNull();
-            assertThat(registry.find("grpc.admission.wait").tag("priority_level", "sheddable").timer()).isNotNull();
-            assertThat(registry.find("grpc.admission.limit.seats").tag("priority_level", "critical").gauge().value())
+            assertThat(registry.find("grpc.admission.rejected")
+                            .tags("priority_level", "default", "reason", "queue-full")
+                            .counter())
+                    .isNotNull();
+            assertThat(registry.find("grpc.admission.dispatched")
+                            .tag("priority_level", "critical")
+                            .functionCounter())
+                    .isNotNull();
+            assertThat(registry.find("grpc.admission.wait")
+                            .tag("priority_level", "sheddable")
+                            .timer())
+                    .isNotNull();
+            assertThat(registry.find("grpc.admission.limit.seats")
+                            .tag("priority_level", "critical")
+                            .gauge()
+                            .value())
                     .isEqualTo(64);
-            assertThat(registry.find("grpc.admission.inqueue.requests").gauges()).hasSize(3);
+            assertThat(registry.find("grpc.admission.inqueue.requests").gauges())
+                    .hasSize(3);
             assertThat(registry.find("grpc.admission.executing.seats").gauges()).hasSize(3);
-            assertThat(registry.getMeters()).allSatisfy(meter ->
-                    assertThat(meter.getId().getTags()).noneMatch(tag -> tag.getKey().contains("caller")));
+            assertThat(registry.getMeters())
+                    .allSatisfy(meter -> assertThat(meter.getId().getTags())
+                            .noneMatch(tag -> tag.getKey().contains("caller")));
         });
     }
 
     @Test
     void operatorsMapCallersToLevelsAndCapTheirCriticality() {
-        runner.withPropertyValues("grpcops.admission.limit=40",
-                "grpcops.admission.levels.batch.shares=5", "grpcops.admission.levels.batch.queues=0",
-                "grpcops.admission.callers.nightly-export.level=batch",
-                "grpcops.admission.callers.mobile-app.max-criticality=default").run(context -> {
+        runner.withPropertyValues(
+                        "grpcops.admission.limit=40",
+                        "grpcops.admission.levels.batch.shares=5",
+                        "grpcops.admission.levels.batch.queues=0",
+                        "grpcops.admission.callers.nightly-export.level=batch",
+                        "grpcops.admission.callers.mobile-app.max-criticality=default")
+                .run(context -> {
                     CallerPolicy policy = context.getBean(CallerPolicy.class);
                     InetSocketAddress peer = new InetSocketAddress("10.0.0.1", 1);
-                    assertThat(policy.levelOf(policy.classify("nightly-export", "critical", peer))).isEqualTo("batch");
+                    assertThat(policy.levelOf(policy.classify("nightly-export", "critical", peer)))
+                            .isEqualTo("batch");
                     Caller mobile = policy.classify("mobile-app", "critical", peer);
                     assertThat(mobile.criticality()).isEqualTo(Criticality.DEFAULT);
-                    assertThat(context.getBean(Admission.class).levels()).extracting(Admission.Level::name)
+                    assertThat(context.getBean(Admission.class).levels())
+                            .extracting(Admission.Level::name)
                             .containsExactly("critical", "default", "sheddable", "batch");
                 });
     }
@@ -80,13 +101,15 @@ class AdmissionAutoConfigurationTests {
         "grpcops.admission.max-wait, 0s, grpcops.admission.max-wait",
     })
     void badSettingsStopTheStartNamingTheProperty(String property, String value, String named) {
-        runner.withPropertyValues(property + "=" + value).run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining(named));
+        runner.withPropertyValues(property + "=" + value)
+                .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining(named));
     }
 
     @Test
     void canBeSwitchedOff() {
-        runner.withPropertyValues("grpcops.admission.enabled=false").run(context ->
-                assertThat(context).doesNotHaveBean(Admission.class).doesNotHaveBean("grpcopsAdmissionInterceptor"));
+        runner.withPropertyValues("grpcops.admission.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(Admission.class)
+                        .doesNotHaveBean("grpcopsAdmissionInterceptor"));
     }
 }

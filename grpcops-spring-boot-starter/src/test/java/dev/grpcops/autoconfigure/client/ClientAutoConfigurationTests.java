@@ -12,11 +12,11 @@ import net.devh.boot.grpc.client.channelfactory.InProcessChannelFactory;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import net.devh.boot.grpc.client.interceptor.GlobalClientInterceptorRegistry;
 import org.junit.jupiter.api.Test;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 class ClientAutoConfigurationTests {
 
@@ -26,77 +26,96 @@ class ClientAutoConfigurationTests {
     @Test
     void shadedNettyChannelsAreNudgedByDefault() {
         runner.run(context -> {
-            assertThat(context).hasSingleBean(ReconnectNudger.class).hasSingleBean(ChannelServiceConfigs.class)
+            assertThat(context)
+                    .hasSingleBean(ReconnectNudger.class)
+                    .hasSingleBean(ChannelServiceConfigs.class)
                     .hasSingleBean(ClientAutoConfiguration.ShadedNetty.class)
                     .doesNotHaveBean(ClientAutoConfiguration.PlainNetty.class);
-            assertThat(context.getBean(ClientProperties.class).getReconnectInterval()).isEqualTo(Duration.ofMillis(500));
+            assertThat(context.getBean(ClientProperties.class).getReconnectInterval())
+                    .isEqualTo(Duration.ofMillis(500));
             assertThat(context.getBean(GrpcChannelFactory.class)).isNotNull();
         });
     }
 
     @Test
     void plainNettyChannelsAreNudgedToo() {
-        runner.withClassLoader(new FilteredClassLoader(ClientAutoConfiguration.SHADED_NETTY)).run(context -> {
-            assertThat(context).hasSingleBean(ClientAutoConfiguration.PlainNetty.class)
-                    .doesNotHaveBean(ClientAutoConfiguration.ShadedNetty.class);
-            assertThat(context.getBean(GrpcChannelFactory.class)).isNotNull();
-        });
+        runner.withClassLoader(new FilteredClassLoader(ClientAutoConfiguration.SHADED_NETTY))
+                .run(context -> {
+                    assertThat(context)
+                            .hasSingleBean(ClientAutoConfiguration.PlainNetty.class)
+                            .doesNotHaveBean(ClientAutoConfiguration.ShadedNetty.class);
+                    assertThat(context.getBean(GrpcChannelFactory.class)).isNotNull();
+                });
     }
 
     @Test
     void withoutNettyItSaysSoInsteadOfDisappearing() {
-        runner.withClassLoader(new FilteredClassLoader(ClientAutoConfiguration.SHADED_NETTY, ClientAutoConfiguration.NETTY))
-                .run(context -> assertThat(context).hasSingleBean(ClientAutoConfiguration.NoNetty.class)
+        runner.withClassLoader(
+                        new FilteredClassLoader(ClientAutoConfiguration.SHADED_NETTY, ClientAutoConfiguration.NETTY))
+                .run(context -> assertThat(context)
+                        .hasSingleBean(ClientAutoConfiguration.NoNetty.class)
                         .hasSingleBean(ReconnectNudger.class));
     }
 
     @Test
     void everyChannelGetsPeakEwmaUnderOutlierDetectionAndNamedOnesHealthChecking() {
-        runner.withPropertyValues("grpcops.client.health-checked.stock=chain.v1.Stock",
-                "grpcops.client.reconnect-interval=0").run(context -> {
-                    assertThat(context.getBean(ClientProperties.class).getReconnectInterval()).isZero();
+        runner.withPropertyValues(
+                        "grpcops.client.health-checked.stock=chain.v1.Stock", "grpcops.client.reconnect-interval=0")
+                .run(context -> {
+                    assertThat(context.getBean(ClientProperties.class).getReconnectInterval())
+                            .isZero();
                     RecordingBuilder builder = new RecordingBuilder();
                     context.getBean(ChannelServiceConfigs.class).accept(builder, "stock");
-                    assertThat(builder.serviceConfig).containsEntry("healthCheckConfig", Map.of("serviceName", "chain.v1.Stock"));
+                    assertThat(builder.serviceConfig)
+                            .containsEntry("healthCheckConfig", Map.of("serviceName", "chain.v1.Stock"));
                     assertThat(builder.serviceConfig.get("loadBalancingConfig").toString())
-                            .contains("outlier_detection_experimental", "grpcops_peak_ewma", "maxEjectionPercentage=33.0");
+                            .contains(
+                                    "outlier_detection_experimental",
+                                    "grpcops_peak_ewma",
+                                    "maxEjectionPercentage=33.0");
                     RecordingBuilder other = new RecordingBuilder();
                     context.getBean(ChannelServiceConfigs.class).accept(other, "pricing");
-                    assertThat(other.serviceConfig).doesNotContainKey("healthCheckConfig")
+                    assertThat(other.serviceConfig)
+                            .doesNotContainKey("healthCheckConfig")
                             .containsKey("loadBalancingConfig");
                 });
     }
 
     @Test
     void roundRobinWithoutOutlierDetectionIsSelectable() {
-        runner.withPropertyValues("grpcops.client.balancing.policy=round-robin",
-                "grpcops.client.outlier-detection.enabled=false").run(context -> {
+        runner.withPropertyValues(
+                        "grpcops.client.balancing.policy=round-robin", "grpcops.client.outlier-detection.enabled=false")
+                .run(context -> {
                     RecordingBuilder builder = new RecordingBuilder();
                     context.getBean(ChannelServiceConfigs.class).accept(builder, "stock");
-                    assertThat(builder.serviceConfig).containsEntry("loadBalancingConfig",
-                            java.util.List.of(Map.of("round_robin", Map.of())));
+                    assertThat(builder.serviceConfig)
+                            .containsEntry("loadBalancingConfig", java.util.List.of(Map.of("round_robin", Map.of())));
                 });
     }
 
     @Test
     void badOutlierDetectionStopsTheStartNamingTheProperty() {
-        runner.withPropertyValues("grpcops.client.outlier-detection.max-ejection-percent=150").run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.client.outlier-detection"));
+        runner.withPropertyValues("grpcops.client.outlier-detection.max-ejection-percent=150")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("grpcops.client.outlier-detection"));
     }
 
     @Test
     void backsOffWhenTheApplicationDefinesItsOwnChannelFactory() {
         runner.withUserConfiguration(OwnChannelFactory.class).run(context -> {
-                    assertThat(context).hasSingleBean(GrpcChannelFactory.class);
-                    assertThat(context.getBean(GrpcChannelFactory.class)).isInstanceOf(InProcessChannelFactory.class);
-                });
+            assertThat(context).hasSingleBean(GrpcChannelFactory.class);
+            assertThat(context.getBean(GrpcChannelFactory.class)).isInstanceOf(InProcessChannelFactory.class);
+        });
     }
 
     @Configuration(proxyBeanMethods = false)
     static class OwnChannelFactory {
 
         @Bean
-        GrpcChannelFactory myChannelFactory(GrpcChannelsProperties properties, GlobalClientInterceptorRegistry interceptors) {
+        GrpcChannelFactory myChannelFactory(
+                GrpcChannelsProperties properties, GlobalClientInterceptorRegistry interceptors) {
             return new InProcessChannelFactory(properties, interceptors);
         }
     }

@@ -21,45 +21,60 @@ class BudgetAutoConfigurationTests {
     private static final String SERVER = "grpcopsBudgetServerInterceptor";
     private static final String CLIENT = "grpcopsBudgetClientInterceptor";
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(BudgetAutoConfiguration.class));
+    private final ApplicationContextRunner runner =
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(BudgetAutoConfiguration.class));
 
     @Test
     void defaultsAreTheDesignNumbers() {
         runner.run(context -> {
-            assertThat(context.getBean(BudgetRules.class)).isEqualTo(new BudgetRules(
-                    Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(300), Duration.ofMillis(700)));
+            assertThat(context.getBean(BudgetRules.class))
+                    .isEqualTo(new BudgetRules(
+                            Duration.ofMillis(200),
+                            Duration.ofSeconds(2),
+                            Duration.ofMillis(300),
+                            Duration.ofMillis(700)));
             assertThat(context).hasBean(SERVER).hasBean(CLIENT).hasSingleBean(BudgetInterceptors.class);
-            assertThat(context.getBean(SERVER)).isSameAs(context.getBean(BudgetInterceptors.class).server());
+            assertThat(context.getBean(SERVER))
+                    .isSameAs(context.getBean(BudgetInterceptors.class).server());
         });
     }
 
     @Test
     void propertiesOverrideTheRules() {
-        runner.withPropertyValues("grpcops.budget.reserve=50ms", "grpcops.budget.default-budget=5s",
-                "grpcops.budget.min-downstream=100ms", "grpcops.budget.retry-min=1s").run(context ->
-                assertThat(context.getBean(BudgetRules.class)).isEqualTo(new BudgetRules(
-                        Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofSeconds(1))));
+        runner.withPropertyValues(
+                        "grpcops.budget.reserve=50ms",
+                        "grpcops.budget.default-budget=5s",
+                        "grpcops.budget.min-downstream=100ms",
+                        "grpcops.budget.retry-min=1s")
+                .run(context -> assertThat(context.getBean(BudgetRules.class))
+                        .isEqualTo(new BudgetRules(
+                                Duration.ofMillis(50),
+                                Duration.ofSeconds(5),
+                                Duration.ofMillis(100),
+                                Duration.ofSeconds(1))));
     }
 
     @Test
     void badValuesStopStartupNamingTheProperty() {
-        runner.withPropertyValues("grpcops.budget.reserve=-1ms").run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.budget.reserve"));
+        runner.withPropertyValues("grpcops.budget.reserve=-1ms")
+                .run(context ->
+                        assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.budget.reserve"));
     }
 
     @Test
     void backsOffWhenTheApplicationDefinesItsOwnRules() {
-        runner.withUserConfiguration(OwnRules.class).run(context ->
-                assertThat(context.getBean(BudgetRules.class)).isSameAs(OwnRules.RULES));
+        runner.withUserConfiguration(OwnRules.class)
+                .run(context -> assertThat(context.getBean(BudgetRules.class)).isSameAs(OwnRules.RULES));
     }
 
     @Test
     void metricsGoToMicrometerWhenThereIsARegistryUnlessTheApplicationListensItself() {
-        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context ->
-                assertThat(context.getBean(BudgetListener.class)).isInstanceOf(MicrometerBudgetListener.class));
         runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
-                .withBean(BudgetListener.class, () -> BudgetListener.NONE).run(context ->
+                .run(context ->
+                        assertThat(context.getBean(BudgetListener.class)).isInstanceOf(MicrometerBudgetListener.class));
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withBean(BudgetListener.class, () -> BudgetListener.NONE)
+                .run(context ->
                         assertThat(context.getBean(BudgetListener.class)).isSameAs(BudgetListener.NONE));
     }
 
@@ -74,14 +89,17 @@ class BudgetAutoConfigurationTests {
 
     @Test
     void canBeSwitchedOff() {
-        runner.withPropertyValues("grpcops.budget.enabled=false").run(context ->
-                assertThat(context).doesNotHaveBean(SERVER).doesNotHaveBean(CLIENT).hasSingleBean(BudgetRules.class));
+        runner.withPropertyValues("grpcops.budget.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(SERVER)
+                        .doesNotHaveBean(CLIENT)
+                        .hasSingleBean(BudgetRules.class));
     }
 
     @Test
     void clientHalfNeedsTheClientStarter() {
-        runner.withClassLoader(new FilteredClassLoader(GrpcGlobalClientInterceptor.class)).run(context ->
-                assertThat(context).hasBean(SERVER).doesNotHaveBean(CLIENT));
+        runner.withClassLoader(new FilteredClassLoader(GrpcGlobalClientInterceptor.class))
+                .run(context -> assertThat(context).hasBean(SERVER).doesNotHaveBean(CLIENT));
     }
 
     @Configuration(proxyBeanMethods = false)

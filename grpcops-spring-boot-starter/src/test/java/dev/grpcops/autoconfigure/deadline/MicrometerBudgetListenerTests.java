@@ -27,11 +27,26 @@ class MicrometerBudgetListenerTests {
         listener.handedDownstream(CHECK, Duration.ofMillis(800));
         listener.notSent(CHECK);
 
-        assertThat(registry.get("grpc.budget.remaining").tag("method", QUOTE).timer().count()).isEqualTo(2);
-        assertThat(registry.get("grpc.budget.default.applied").tag("method", QUOTE).counter().count()).isEqualTo(1);
-        assertThat(registry.get("grpc.budget.downstream").tag("method", CHECK).timer().max(TimeUnit.MILLISECONDS))
+        assertThat(registry.get("grpc.budget.remaining")
+                        .tag("method", QUOTE)
+                        .timer()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get("grpc.budget.default.applied")
+                        .tag("method", QUOTE)
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get("grpc.budget.downstream")
+                        .tag("method", CHECK)
+                        .timer()
+                        .max(TimeUnit.MILLISECONDS))
                 .isEqualTo(800);
-        assertThat(registry.get("grpc.budget.insufficient").tag("method", CHECK).counter().count()).isEqualTo(1);
+        assertThat(registry.get("grpc.budget.insufficient")
+                        .tag("method", CHECK)
+                        .counter()
+                        .count())
+                .isEqualTo(1);
     }
 
     /**

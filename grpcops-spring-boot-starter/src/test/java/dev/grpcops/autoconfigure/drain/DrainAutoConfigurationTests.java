@@ -34,67 +34,96 @@ class DrainAutoConfigurationTests {
     @Test
     void drainsBeforeStopByDefault() {
         runner.run(context -> {
-            assertThat(context).hasSingleBean(ServingStatusPublisher.class)
+            assertThat(context)
+                    .hasSingleBean(ServingStatusPublisher.class)
                     .hasSingleBean(InFlightCalls.class)
                     .hasSingleBean(DrainBeforeStop.class)
                     .hasSingleBean(DrainOnContextClose.class);
-            assertThat(context.getBean(ShutdownProperties.class).getDrainDelay()).isEqualTo(Duration.ofSeconds(5));
+            assertThat(context.getBean(ShutdownProperties.class).getDrainDelay())
+                    .isEqualTo(Duration.ofSeconds(5));
         });
     }
 
     @Test
     void drainDelayComesFromTheProperty() {
-        runner.withPropertyValues("grpcops.shutdown.drain-delay=250ms").run(context ->
-                assertThat(context.getBean(ShutdownProperties.class).getDrainDelay()).isEqualTo(Duration.ofMillis(250)));
+        runner.withPropertyValues("grpcops.shutdown.drain-delay=250ms")
+                .run(context -> assertThat(
+                                context.getBean(ShutdownProperties.class).getDrainDelay())
+                        .isEqualTo(Duration.ofMillis(250)));
     }
 
     @Test
     void negativeDrainDelayStopsStartupNamingTheProperty() {
-        runner.withPropertyValues("grpcops.shutdown.drain-delay=-1s").run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.shutdown.drain-delay"));
+        runner.withPropertyValues("grpcops.shutdown.drain-delay=-1s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("grpcops.shutdown.drain-delay"));
     }
 
     @Test
     void callsInFlightAreAGauge() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         runner.withBean(SimpleMeterRegistry.class, () -> registry)
-                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class)).run(context ->
-                assertThat(registry.get("grpc.server.calls.in.flight").gauge().value()).isZero());
+                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
+                .run(context -> assertThat(registry.get("grpc.server.calls.in.flight")
+                                .gauge()
+                                .value())
+                        .isZero());
     }
 
     @Test
     void servingStatusOfEveryServedNameIsAGaugeThatFollowsTheHealthService() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         runner.withBean(SimpleMeterRegistry.class, () -> registry)
-                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class)).run(context -> {
-                    context.publishEvent(new GrpcServerStartedEvent(mock(GrpcServerLifecycle.class), serving("demo.v1.Demo"), "127.0.0.1", 1));
+                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
+                .run(context -> {
+                    context.publishEvent(new GrpcServerStartedEvent(
+                            mock(GrpcServerLifecycle.class), serving("demo.v1.Demo"), "127.0.0.1", 1));
                     HealthStatusManager health = context.getBean(HealthStatusManager.class);
 
-                    assertThat(registry.get("grpc.health.serving").tag("service", "demo.v1.Demo").gauge().value())
+                    assertThat(registry.get("grpc.health.serving")
+                                    .tag("service", "demo.v1.Demo")
+                                    .gauge()
+                                    .value())
                             .isEqualTo(1);
-                    assertThat(registry.get("grpc.health.serving").tag("service", "").gauge().value()).isEqualTo(1);
+                    assertThat(registry.get("grpc.health.serving")
+                                    .tag("service", "")
+                                    .gauge()
+                                    .value())
+                            .isEqualTo(1);
 
                     health.setStatus("demo.v1.Demo", ServingStatus.NOT_SERVING);
-                    assertThat(registry.get("grpc.health.serving").tag("service", "demo.v1.Demo").gauge().value())
+                    assertThat(registry.get("grpc.health.serving")
+                                    .tag("service", "demo.v1.Demo")
+                                    .gauge()
+                                    .value())
                             .isZero();
-                    assertThat(registry.find("grpc.health.serving").tag("service", "grpc.health.v1.Health").gauge())
-                            .as("infrastructure services are not reported").isNull();
+                    assertThat(registry.find("grpc.health.serving")
+                                    .tag("service", "grpc.health.v1.Health")
+                                    .gauge())
+                            .as("infrastructure services are not reported")
+                            .isNull();
                 });
     }
 
     @Test
     void actuatorHealthShowsTheServingStatusOutOfServiceBeforeStartAndWhileDraining() {
-        runner.withConfiguration(AutoConfigurations.of(GrpcServingHealthAutoConfiguration.class)).run(context -> {
-            HealthIndicator indicator = context.getBean("grpcServingHealthIndicator", HealthIndicator.class);
-            assertThat(indicator.health().getStatus()).as("before the server listens").isEqualTo(Status.OUT_OF_SERVICE);
+        runner.withConfiguration(AutoConfigurations.of(GrpcServingHealthAutoConfiguration.class))
+                .run(context -> {
+                    HealthIndicator indicator = context.getBean("grpcServingHealthIndicator", HealthIndicator.class);
+                    assertThat(indicator.health().getStatus())
+                            .as("before the server listens")
+                            .isEqualTo(Status.OUT_OF_SERVICE);
 
-            context.publishEvent(new GrpcServerStartedEvent(mock(GrpcServerLifecycle.class), serving("demo.v1.Demo"), "127.0.0.1", 1));
-            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
-            assertThat(indicator.health().getDetails()).containsEntry("demo.v1.Demo", "SERVING");
+                    context.publishEvent(new GrpcServerStartedEvent(
+                            mock(GrpcServerLifecycle.class), serving("demo.v1.Demo"), "127.0.0.1", 1));
+                    assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+                    assertThat(indicator.health().getDetails()).containsEntry("demo.v1.Demo", "SERVING");
 
-            context.getBean(HealthStatusManager.class).setStatus("demo.v1.Demo", ServingStatus.NOT_SERVING);
-            assertThat(indicator.health().getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
-        });
+                    context.getBean(HealthStatusManager.class).setStatus("demo.v1.Demo", ServingStatus.NOT_SERVING);
+                    assertThat(indicator.health().getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+                });
     }
 
     @Test
@@ -146,22 +175,23 @@ class DrainAutoConfigurationTests {
             }
 
             @Override
-            public void awaitTermination() {
-            }
+            public void awaitTermination() {}
         };
     }
 
     @Test
     void backsOffWhenTheApplicationDefinesItsOwn() {
         InFlightCalls own = new InFlightCalls(Set.of());
-        runner.withBean(InFlightCalls.class, () -> own).run(context ->
-                assertThat(context.getBean(InFlightCalls.class)).isSameAs(own));
+        runner.withBean(InFlightCalls.class, () -> own)
+                .run(context -> assertThat(context.getBean(InFlightCalls.class)).isSameAs(own));
     }
 
     @Test
     void drainCanBeSwitchedOff() {
-        runner.withPropertyValues("grpcops.shutdown.enabled=false").run(context ->
-                assertThat(context).doesNotHaveBean(DrainBeforeStop.class).doesNotHaveBean(DrainOnContextClose.class)
+        runner.withPropertyValues("grpcops.shutdown.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(DrainBeforeStop.class)
+                        .doesNotHaveBean(DrainOnContextClose.class)
                         .hasSingleBean(InFlightCalls.class));
     }
 
@@ -170,7 +200,8 @@ class DrainAutoConfigurationTests {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DrainAutoConfiguration.class))
                 .withBean(GrpcServerProperties.class)
-                .run(context -> assertThat(context).doesNotHaveBean(DrainBeforeStop.class)
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(DrainBeforeStop.class)
                         .doesNotHaveBean(ServingStatusPublisher.class));
     }
 }

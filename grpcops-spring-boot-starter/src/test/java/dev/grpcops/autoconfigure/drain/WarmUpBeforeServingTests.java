@@ -41,14 +41,18 @@ class WarmUpBeforeServingTests {
     void start() throws Exception {
         server = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
                 // Marshallers replaced, as the malformed-request guard does: the request type comes from the schema.
-                .addService(ServerInterceptors.useInputStreamMessages(ServerInterceptors.intercept(new WhoAmIGrpc.WhoAmIImplBase() {
-                    @Override
-                    public void who(WhoRequest request, StreamObserver<WhoReply> response) {
-                        response.onNext(WhoReply.newBuilder().setPod("p").build());
-                        response.onCompleted();
-                    }
-                }, new CountingWarmUpCalls())))
-                .build().start();
+                .addService(ServerInterceptors.useInputStreamMessages(ServerInterceptors.intercept(
+                        new WhoAmIGrpc.WhoAmIImplBase() {
+                            @Override
+                            public void who(WhoRequest request, StreamObserver<WhoReply> response) {
+                                response.onNext(
+                                        WhoReply.newBuilder().setPod("p").build());
+                                response.onCompleted();
+                            }
+                        },
+                        new CountingWarmUpCalls())))
+                .build()
+                .start();
     }
 
     @AfterEach
@@ -61,7 +65,8 @@ class WarmUpBeforeServingTests {
         WarmUpProperties properties = calls(call("grpcops.v1.WhoAmI/Who", "{}", 500));
         CompletableFuture<Integer> servedWhenServing = new CompletableFuture<>();
 
-        warmUp(properties, true).warmUpThen(server, "*", server.getPort(), () -> servedWhenServing.complete(warmUpCalls.get()));
+        warmUp(properties, true)
+                .warmUpThen(server, "*", server.getPort(), () -> servedWhenServing.complete(warmUpCalls.get()));
 
         assertThat(servedWhenServing.get(20, TimeUnit.SECONDS)).isEqualTo(500);
         assertThat(otherCalls).hasValue(0);
@@ -94,7 +99,8 @@ class WarmUpBeforeServingTests {
     void overTlsItIsSkippedAndServingStillComes() {
         AtomicInteger serving = new AtomicInteger();
 
-        warmUp(calls(call("grpcops.v1.WhoAmI/Who", "{}", 5)), false).warmUpThen(server, "*", server.getPort(), serving::incrementAndGet);
+        warmUp(calls(call("grpcops.v1.WhoAmI/Who", "{}", 5)), false)
+                .warmUpThen(server, "*", server.getPort(), serving::incrementAndGet);
 
         assertThat(serving).hasValue(1);
         assertThat(warmUpCalls).hasValue(0);
@@ -102,9 +108,10 @@ class WarmUpBeforeServingTests {
 
     @Test
     void anUnknownMethodStopsTheStartNamingThePropertyAndWhatIsServed() {
-        WarmUpProperties properties = calls(call("grpcops.v1.WhoAmI/Who", "{}", 1), call("chain.v1.Stock/Check", "{}", 1));
+        WarmUpProperties properties =
+                calls(call("grpcops.v1.WhoAmI/Who", "{}", 1), call("chain.v1.Stock/Check", "{}", 1));
 
-        assertThatThrownBy(() -> warmUp(properties, true).warmUpThen(server, "*", server.getPort(), () -> { }))
+        assertThatThrownBy(() -> warmUp(properties, true).warmUpThen(server, "*", server.getPort(), () -> {}))
                 .hasMessageContaining("grpcops.warmup.calls[1].method")
                 .hasMessageContaining("chain.v1.Stock/Check")
                 .hasMessageContaining("grpcops.v1.WhoAmI/Who");
@@ -114,7 +121,7 @@ class WarmUpBeforeServingTests {
     void aCallWithoutMethodStopsTheStartNamingTheProperty() {
         WarmUpProperties properties = calls(call(null, "{}", 1));
 
-        assertThatThrownBy(() -> warmUp(properties, true).warmUpThen(server, "*", server.getPort(), () -> { }))
+        assertThatThrownBy(() -> warmUp(properties, true).warmUpThen(server, "*", server.getPort(), () -> {}))
                 .hasMessageContaining("grpcops.warmup.calls[0].method is not set")
                 .hasMessageContaining("grpcops.v1.WhoAmI/Who");
     }
@@ -123,7 +130,7 @@ class WarmUpBeforeServingTests {
     void aRequestThatIsNotTheMethodsMessageStopsTheStartNamingTheProperty() {
         WarmUpProperties properties = calls(call("grpcops.v1.WhoAmI/Who", "{\"sku\": \"a\"}", 1));
 
-        assertThatThrownBy(() -> warmUp(properties, true).warmUpThen(server, "*", server.getPort(), () -> { }))
+        assertThatThrownBy(() -> warmUp(properties, true).warmUpThen(server, "*", server.getPort(), () -> {}))
                 .hasMessageContaining("grpcops.warmup.calls[0].request")
                 .hasMessageContaining("grpcops.v1.WhoRequest");
     }
@@ -140,9 +147,12 @@ class WarmUpBeforeServingTests {
     void propertiesRefuseWhatCannotWork() {
         WarmUpProperties properties = new WarmUpProperties();
         assertThatThrownBy(() -> properties.setConcurrency(0)).hasMessageContaining("grpcops.warmup.concurrency");
-        assertThatThrownBy(() -> properties.setTimeLimit(java.time.Duration.ZERO)).hasMessageContaining("grpcops.warmup.time-limit");
-        assertThatThrownBy(() -> properties.setDeadline(java.time.Duration.ofSeconds(-1))).hasMessageContaining("grpcops.warmup.deadline");
-        assertThatThrownBy(() -> new WarmUpProperties.Call().setCount(-1)).hasMessageContaining("count must not be negative");
+        assertThatThrownBy(() -> properties.setTimeLimit(java.time.Duration.ZERO))
+                .hasMessageContaining("grpcops.warmup.time-limit");
+        assertThatThrownBy(() -> properties.setDeadline(java.time.Duration.ofSeconds(-1)))
+                .hasMessageContaining("grpcops.warmup.deadline");
+        assertThatThrownBy(() -> new WarmUpProperties.Call().setCount(-1))
+                .hasMessageContaining("count must not be negative");
     }
 
     private WarmUpBeforeServing warmUp(WarmUpProperties properties, boolean plaintext) {
@@ -170,8 +180,8 @@ class WarmUpBeforeServingTests {
     /** Counts calls that carry the warm-up header, and those that do not. */
     private final class CountingWarmUpCalls implements ServerInterceptor {
         @Override
-        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                ServerCallHandler<ReqT, RespT> next) {
+        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
             ("1".equals(headers.get(WarmUp.HEADER)) ? warmUpCalls : otherCalls).incrementAndGet();
             return next.startCall(call, headers);
         }

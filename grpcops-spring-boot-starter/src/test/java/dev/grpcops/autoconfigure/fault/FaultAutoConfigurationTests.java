@@ -14,8 +14,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 class FaultAutoConfigurationTests {
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(FaultAutoConfiguration.class));
+    private final ApplicationContextRunner runner =
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(FaultAutoConfiguration.class));
 
     @Test
     void thereButInjectingNothingByDefault() {
@@ -29,33 +29,46 @@ class FaultAutoConfigurationTests {
 
     @Test
     void propertiesSetWhatIsInjectedFromTheStart() {
-        runner.withPropertyValues("grpcops.fault.delay=200ms", "grpcops.fault.stall=100ms", "grpcops.fault.stall-every=1s",
-                "grpcops.fault.error-ratio=0.5", "grpcops.fault.replica=stock-2").run(context ->
-                assertThat(context.getBean(FaultInjection.class).current()).isEqualTo(
-                        new Faults(Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofSeconds(1), 0.5)));
+        runner.withPropertyValues(
+                        "grpcops.fault.delay=200ms",
+                        "grpcops.fault.stall=100ms",
+                        "grpcops.fault.stall-every=1s",
+                        "grpcops.fault.error-ratio=0.5",
+                        "grpcops.fault.replica=stock-2")
+                .run(context -> assertThat(context.getBean(FaultInjection.class).current())
+                        .isEqualTo(new Faults(
+                                Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofSeconds(1), 0.5)));
     }
 
     @Test
     void badValuesStopStartupNamingTheProperty() {
-        runner.withPropertyValues("grpcops.fault.error-ratio=2").run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.fault.error-ratio must be 0-1"));
-        runner.withPropertyValues("grpcops.fault.stall=1s").run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.fault.stall-every"));
+        runner.withPropertyValues("grpcops.fault.error-ratio=2")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("grpcops.fault.error-ratio must be 0-1"));
+        runner.withPropertyValues("grpcops.fault.stall=1s")
+                .run(context ->
+                        assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.fault.stall-every"));
     }
 
     @Test
     void aGaugeShowsWhatIsInjected() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        runner.withBean(MeterRegistry.class, () -> registry).withPropertyValues("grpcops.fault.delay=250ms").run(context -> {
-            assertThat(registry.get("grpc.fault.delay").gauge().value()).isEqualTo(0.25);
-            context.getBean(FaultInjection.class).set(Faults.NONE);
-            assertThat(registry.get("grpc.fault.delay").gauge().value()).isZero();
-        });
+        runner.withBean(MeterRegistry.class, () -> registry)
+                .withPropertyValues("grpcops.fault.delay=250ms")
+                .run(context -> {
+                    assertThat(registry.get("grpc.fault.delay").gauge().value()).isEqualTo(0.25);
+                    context.getBean(FaultInjection.class).set(Faults.NONE);
+                    assertThat(registry.get("grpc.fault.delay").gauge().value()).isZero();
+                });
     }
 
     @Test
     void canBeLeftOut() {
-        runner.withPropertyValues("grpcops.fault.enabled=false").run(context ->
-                assertThat(context).doesNotHaveBean(FaultInjection.class).doesNotHaveBean("grpcopsFaultsService"));
+        runner.withPropertyValues("grpcops.fault.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(FaultInjection.class)
+                        .doesNotHaveBean("grpcopsFaultsService"));
     }
 }

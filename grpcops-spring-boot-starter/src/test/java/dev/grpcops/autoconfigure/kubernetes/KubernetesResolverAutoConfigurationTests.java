@@ -20,21 +20,28 @@ import org.springframework.mock.env.MockEnvironment;
 class KubernetesResolverAutoConfigurationTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(KubernetesResolverAutoConfiguration.class, GrpcClientAutoConfiguration.class))
+            .withConfiguration(
+                    AutoConfigurations.of(KubernetesResolverAutoConfiguration.class, GrpcClientAutoConfiguration.class))
             .withUserConfiguration(Metrics.class);
 
     @Test
     void registersTheResolverWithMetricsInPlaceOfTheServiceLoaderOne() {
         runner.run(context -> {
-            assertThat(context).hasSingleBean(KubernetesResolverRegistration.class).hasSingleBean(ResolverListener.class);
-            KubernetesNameResolverProvider provider = context.getBean(KubernetesResolverRegistration.class).provider();
-            assertThat(NameResolverRegistry.getDefaultRegistry().getProviderForScheme("kubernetes")).isSameAs(provider);
-            assertThat(NameResolverRegistry.getDefaultRegistry().getDefaultScheme()).isEqualTo("dns");
+            assertThat(context)
+                    .hasSingleBean(KubernetesResolverRegistration.class)
+                    .hasSingleBean(ResolverListener.class);
+            KubernetesNameResolverProvider provider =
+                    context.getBean(KubernetesResolverRegistration.class).provider();
+            assertThat(NameResolverRegistry.getDefaultRegistry().getProviderForScheme("kubernetes"))
+                    .isSameAs(provider);
+            assertThat(NameResolverRegistry.getDefaultRegistry().getDefaultScheme())
+                    .isEqualTo("dns");
             assertThat(context.getBean(KubernetesResolverProperties.class).getWatchReconnectInterval())
                     .isEqualTo(Duration.ofSeconds(1));
         });
         assertThat(NameResolverRegistry.getDefaultRegistry().getProviderForScheme("kubernetes"))
-                .as("the ServiceLoader one, once the context is closed").isInstanceOf(KubernetesNameResolverProvider.class);
+                .as("the ServiceLoader one, once the context is closed")
+                .isInstanceOf(KubernetesNameResolverProvider.class);
     }
 
     @Test
@@ -46,19 +53,35 @@ class KubernetesResolverAutoConfigurationTests {
             listener.endpoints(target, 3);
             listener.watchError(target, new RuntimeException("down"));
             listener.watchError(target, new RuntimeException("down"));
-            assertThat(registry.get("grpc.resolver.endpoints").tag("target", target).gauge().value()).isEqualTo(3);
+            assertThat(registry.get("grpc.resolver.endpoints")
+                            .tag("target", target)
+                            .gauge()
+                            .value())
+                    .isEqualTo(3);
             listener.endpoints(target, 2);
-            assertThat(registry.get("grpc.resolver.endpoints").tag("target", target).gauge().value()).isEqualTo(2);
-            assertThat(registry.get("grpc.resolver.watch.errors").tag("target", target).counter().count()).isEqualTo(2);
+            assertThat(registry.get("grpc.resolver.endpoints")
+                            .tag("target", target)
+                            .gauge()
+                            .value())
+                    .isEqualTo(2);
+            assertThat(registry.get("grpc.resolver.watch.errors")
+                            .tag("target", target)
+                            .counter()
+                            .count())
+                    .isEqualTo(2);
             listener.closed(target);
-            assertThat(registry.find("grpc.resolver.endpoints").tag("target", target).gauge()).isNull();
+            assertThat(registry.find("grpc.resolver.endpoints")
+                            .tag("target", target)
+                            .gauge())
+                    .isNull();
         });
     }
 
     @Test
     void withoutTheModuleNothingHappens() {
         runner.withClassLoader(new FilteredClassLoader(KubernetesNameResolverProvider.class))
-                .run(context -> assertThat(context).doesNotHaveBean(KubernetesResolverRegistration.class)
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(KubernetesResolverRegistration.class)
                         .doesNotHaveBean(ResolverListener.class));
     }
 
@@ -70,21 +93,25 @@ class KubernetesResolverAutoConfigurationTests {
 
     @Test
     void aBadReconnectIntervalStopsTheStartNamingTheProperty() {
-        runner.withPropertyValues("grpcops.kubernetes.watch-reconnect-interval=0s").run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause()
-                    .hasMessageContaining("grpcops.kubernetes.watch-reconnect-interval must be 1 ms to 1 min, got PT0S");
-        });
+        runner.withPropertyValues("grpcops.kubernetes.watch-reconnect-interval=0s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageContaining(
+                                    "grpcops.kubernetes.watch-reconnect-interval must be 1 ms to 1 min, got PT0S");
+                });
     }
 
     @Test
     void fabric8sPerRetryWarningsAreQuietedUnlessTheApplicationSaysOtherwise() {
-        MockEnvironment environment = new MockEnvironment()
-                .withProperty("logging.level.io.fabric8.kubernetes.client.dsl.internal", "DEBUG");
+        MockEnvironment environment =
+                new MockEnvironment().withProperty("logging.level.io.fabric8.kubernetes.client.dsl.internal", "DEBUG");
         new KubernetesLoggingEnvironment().postProcessEnvironment(environment, null);
         assertThat(environment.getProperty("logging.level.io.fabric8.kubernetes.client.informers.impl.cache.Reflector"))
                 .isEqualTo("ERROR");
-        assertThat(environment.getProperty("logging.level.io.fabric8.kubernetes.client.dsl.internal")).isEqualTo("DEBUG");
+        assertThat(environment.getProperty("logging.level.io.fabric8.kubernetes.client.dsl.internal"))
+                .isEqualTo("DEBUG");
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -21,11 +21,31 @@ class MicrometerRetryListenerTests {
         listener.tokens("stock:50061", () -> tokens[0]);
         tokens[0] = 4.5;
 
-        assertThat(registry.get("grpc.budget.retries").tag("outcome", "throttled").counter().count()).isEqualTo(2);
-        assertThat(registry.get("grpc.budget.retries").tag("outcome", "pushback").counter().count()).isEqualTo(1);
-        assertThat(registry.get("grpc.budget.retries").tag("outcome", "attempted").counter().count()).isEqualTo(1);
-        assertThat(registry.get("grpc.budget.retries").tag("outcome", "refused").counter().count()).isZero();
-        assertThat(registry.get("grpc.retry.tokens").tag("target", "stock:50061").gauge().value()).isEqualTo(4.5);
+        assertThat(registry.get("grpc.budget.retries")
+                        .tag("outcome", "throttled")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get("grpc.budget.retries")
+                        .tag("outcome", "pushback")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get("grpc.budget.retries")
+                        .tag("outcome", "attempted")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get("grpc.budget.retries")
+                        .tag("outcome", "refused")
+                        .counter()
+                        .count())
+                .isZero();
+        assertThat(registry.get("grpc.retry.tokens")
+                        .tag("target", "stock:50061")
+                        .gauge()
+                        .value())
+                .isEqualTo(4.5);
     }
 
     @Test
@@ -36,12 +56,25 @@ class MicrometerRetryListenerTests {
         listener.hedge("stock:50061", dev.grpcops.retry.HedgeOutcome.WON);
         listener.hedge("pricing:50062", dev.grpcops.retry.HedgeOutcome.THROTTLED);
 
-        assertThat(registry.get("grpc.hedgeable.calls").tag("target", "stock:50061").counter().count()).isEqualTo(2);
-        assertThat(registry.get("grpc.hedges").tags("target", "stock:50061", "outcome", "sent").counter().count())
+        assertThat(registry.get("grpc.hedgeable.calls")
+                        .tag("target", "stock:50061")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get("grpc.hedges")
+                        .tags("target", "stock:50061", "outcome", "sent")
+                        .counter()
+                        .count())
                 .isEqualTo(1);
-        assertThat(registry.get("grpc.hedges").tags("target", "stock:50061", "outcome", "won").counter().count())
+        assertThat(registry.get("grpc.hedges")
+                        .tags("target", "stock:50061", "outcome", "won")
+                        .counter()
+                        .count())
                 .isEqualTo(1);
-        assertThat(registry.get("grpc.hedges").tags("target", "pricing:50062", "outcome", "throttled").counter().count())
+        assertThat(registry.get("grpc.hedges")
+                        .tags("target", "pricing:50062", "outcome", "throttled")
+                        .counter()
+                        .count())
                 .isEqualTo(1);
     }
 }

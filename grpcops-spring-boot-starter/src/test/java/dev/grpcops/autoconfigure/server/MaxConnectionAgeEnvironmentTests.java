@@ -22,8 +22,13 @@ class MaxConnectionAgeEnvironmentTests {
 
     @Test
     void explicitPropertiesWin() {
-        StandardEnvironment env = env(Map.of("MAX_CONNECTION_AGE_MS", "1000",
-                "grpc.server.max-connection-age", "10m", "grpc.server.max-connection-age-grace", "30s"));
+        StandardEnvironment env = env(Map.of(
+                "MAX_CONNECTION_AGE_MS",
+                "1000",
+                "grpc.server.max-connection-age",
+                "10m",
+                "grpc.server.max-connection-age-grace",
+                "30s"));
         processor.postProcessEnvironment(env, null);
         assertThat(env.getProperty("grpc.server.max-connection-age")).isEqualTo("10m");
         assertThat(env.getProperty("grpc.server.max-connection-age-grace")).isEqualTo("30s");
@@ -38,11 +43,11 @@ class MaxConnectionAgeEnvironmentTests {
 
     @Test
     void nonsenseStopsStartupNamingTheVariable() {
-        assertThatIllegalArgumentException().isThrownBy(() ->
-                processor.postProcessEnvironment(env(Map.of("MAX_CONNECTION_AGE_MS", "1s")), null))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> processor.postProcessEnvironment(env(Map.of("MAX_CONNECTION_AGE_MS", "1s")), null))
                 .withMessageContaining("MAX_CONNECTION_AGE_MS");
-        assertThatIllegalArgumentException().isThrownBy(() ->
-                processor.postProcessEnvironment(env(Map.of("MAX_CONNECTION_AGE_MS", "0")), null))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> processor.postProcessEnvironment(env(Map.of("MAX_CONNECTION_AGE_MS", "0")), null))
                 .withMessageContaining("MAX_CONNECTION_AGE_MS must be positive");
     }
 

@@ -46,11 +46,16 @@ class ServerLimitsAutoConfigurationTests {
 
     @Test
     void badValuesStopStartupNamingTheProperty() {
-        runner.withPropertyValues("grpcops.server.max-concurrent-calls-per-connection=0").run(context ->
-                assertThat(context).getFailure().rootCause()
+        runner.withPropertyValues("grpcops.server.max-concurrent-calls-per-connection=0")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
                         .hasMessageContaining("grpcops.server.max-concurrent-calls-per-connection"));
-        runner.withPropertyValues("grpcops.server.rst-frames-window=500ms").run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.server.rst-frames-window"));
+        runner.withPropertyValues("grpcops.server.rst-frames-window=500ms")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("grpcops.server.rst-frames-window"));
     }
 
     /** A client opening more calls than the limit gets them served a limit at a time, none refused. */
@@ -58,22 +63,29 @@ class ServerLimitsAutoConfigurationTests {
     void oneConnectionHasAtMostTheLimitOfCallsOpen() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         runner.withBean(SimpleMeterRegistry.class, () -> registry)
-                .withPropertyValues("grpcops.server.max-concurrent-calls-per-connection=5").run(context -> {
+                .withPropertyValues("grpcops.server.max-concurrent-calls-per-connection=5")
+                .run(context -> {
                     HeldStock stock = new HeldStock();
                     NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
                             .addService(stock);
                     context.getBean(GrpcServerConfigurer.class).accept(builder);
                     Server server = builder.build().start();
                     ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort())
-                            .usePlaintext().build();
+                            .usePlaintext()
+                            .build();
                     try {
                         List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
                         for (int i = 0; i < 12; i++) {
-                            calls.add(StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                                    .check(CheckRequest.newBuilder().setSku("s" + i).build()));
+                            calls.add(StockGrpc.newFutureStub(channel)
+                                    .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                    .check(CheckRequest.newBuilder()
+                                            .setSku("s" + i)
+                                            .build()));
                         }
                         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> stock.open.get() == 5);
-                        assertThat(stock.open).as("calls open on the server at once").hasValue(5);
+                        assertThat(stock.open)
+                                .as("calls open on the server at once")
+                                .hasValue(5);
                         stock.release.countDown();
                         for (ListenableFuture<CheckReply> call : calls) {
                             assertThat(call.get(20, TimeUnit.SECONDS).getSku()).startsWith("s");
@@ -95,7 +107,8 @@ class ServerLimitsAutoConfigurationTests {
         runner.withPropertyValues("grpcops.server.executor-threads=3").run(context -> {
             ThreadPoolExecutor executor = context.getBean(ServerExecutor.class).executor();
             assertThat(context.getBeansOfType(java.util.concurrent.Executor.class))
-                    .as("no Executor bean: Spring Boot's own applicationTaskExecutor stays").isEmpty();
+                    .as("no Executor bean: Spring Boot's own applicationTaskExecutor stays")
+                    .isEmpty();
             AtomicInteger handlerThreads = new AtomicInteger();
             java.util.Set<String> names = java.util.concurrent.ConcurrentHashMap.newKeySet();
             StockGrpc.StockImplBase stock = new StockGrpc.StockImplBase() {
@@ -104,7 +117,8 @@ class ServerLimitsAutoConfigurationTests {
                     if (names.add(Thread.currentThread().getName())) {
                         handlerThreads.incrementAndGet();
                     }
-                    responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
+                    responses.onNext(
+                            CheckReply.newBuilder().setSku(request.getSku()).build());
                     responses.onCompleted();
                 }
             };
@@ -112,11 +126,14 @@ class ServerLimitsAutoConfigurationTests {
                     .addService(stock);
             context.getBean(GrpcServerConfigurer.class).accept(builder);
             Server server = builder.build().start();
-            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort())
+                    .usePlaintext()
+                    .build();
             try {
                 List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
                 for (int i = 0; i < 2000; i++) {
-                    calls.add(StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                    calls.add(StockGrpc.newFutureStub(channel)
+                            .withDeadlineAfter(30, TimeUnit.SECONDS)
                             .check(CheckRequest.newBuilder().setSku("s" + i).build()));
                 }
                 for (ListenableFuture<CheckReply> call : calls) {
@@ -140,46 +157,59 @@ class ServerLimitsAutoConfigurationTests {
      */
     @Test
     void theExecutorsQueueIsBoundedAndNothingIsDropped() {
-        runner.withPropertyValues("grpcops.server.executor-threads=1", "grpcops.server.executor-queue=5").run(context -> {
-            ThreadPoolExecutor executor = context.getBean(ServerExecutor.class).executor();
-            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-            java.util.Set<String> names = java.util.concurrent.ConcurrentHashMap.newKeySet();
-            StockGrpc.StockImplBase stock = new StockGrpc.StockImplBase() {
-                @Override
-                public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
-                    names.add(Thread.currentThread().getName());
+        runner.withPropertyValues("grpcops.server.executor-threads=1", "grpcops.server.executor-queue=5")
+                .run(context -> {
+                    ThreadPoolExecutor executor =
+                            context.getBean(ServerExecutor.class).executor();
+                    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+                    java.util.Set<String> names = java.util.concurrent.ConcurrentHashMap.newKeySet();
+                    StockGrpc.StockImplBase stock = new StockGrpc.StockImplBase() {
+                        @Override
+                        public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                            names.add(Thread.currentThread().getName());
+                            try {
+                                release.await(
+                                        30, TimeUnit.SECONDS); // a handler that blocks: why direct-executor is off
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                            responses.onNext(CheckReply.newBuilder()
+                                    .setSku(request.getSku())
+                                    .build());
+                            responses.onCompleted();
+                        }
+                    };
+                    NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                            .addService(stock);
+                    context.getBean(GrpcServerConfigurer.class).accept(builder);
+                    Server server = builder.build().start();
+                    ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort())
+                            .usePlaintext()
+                            .build();
                     try {
-                        release.await(30, TimeUnit.SECONDS); // a handler that blocks: why direct-executor is off
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+                        List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
+                        for (int i = 0; i < 50; i++) {
+                            calls.add(StockGrpc.newFutureStub(channel)
+                                    .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                    .check(CheckRequest.newBuilder()
+                                            .setSku("s" + i)
+                                            .build()));
+                        }
+                        Awaitility.await()
+                                .atMost(Duration.ofSeconds(10))
+                                .until(() -> names.stream().anyMatch(name -> !name.startsWith("grpcops-server-")));
+                        assertThat(executor.getQueue().size())
+                                .as("callbacks waiting for the executor")
+                                .isLessThanOrEqualTo(5);
+                        release.countDown();
+                        for (ListenableFuture<CheckReply> call : calls) {
+                            assertThat(call.get(30, TimeUnit.SECONDS).getSku()).startsWith("s");
+                        }
+                    } finally {
+                        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                     }
-                    responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
-                    responses.onCompleted();
-                }
-            };
-            NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-                    .addService(stock);
-            context.getBean(GrpcServerConfigurer.class).accept(builder);
-            Server server = builder.build().start();
-            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
-            try {
-                List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
-                for (int i = 0; i < 50; i++) {
-                    calls.add(StockGrpc.newFutureStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                            .check(CheckRequest.newBuilder().setSku("s" + i).build()));
-                }
-                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
-                        names.stream().anyMatch(name -> !name.startsWith("grpcops-server-")));
-                assertThat(executor.getQueue().size()).as("callbacks waiting for the executor").isLessThanOrEqualTo(5);
-                release.countDown();
-                for (ListenableFuture<CheckReply> call : calls) {
-                    assertThat(call.get(30, TimeUnit.SECONDS).getSku()).startsWith("s");
-                }
-            } finally {
-                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-            }
-        });
+                });
     }
 
     /** Holds every Check until released, counting how many are open at once. */
@@ -199,7 +229,8 @@ class ServerLimitsAutoConfigurationTests {
                     Thread.currentThread().interrupt();
                 }
                 open.decrementAndGet();
-                responses.onNext(CheckReply.newBuilder().setSku(request.getSku()).build());
+                responses.onNext(
+                        CheckReply.newBuilder().setSku(request.getSku()).build());
                 responses.onCompleted();
             });
             waiter.setDaemon(true);

@@ -19,14 +19,15 @@ import org.springframework.context.annotation.Scope;
 class UnusedRequestScopeTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GrpcServerAutoConfiguration.class, ServerLimitsAutoConfiguration.class))
+            .withConfiguration(
+                    AutoConfigurations.of(GrpcServerAutoConfiguration.class, ServerLimitsAutoConfiguration.class))
             .withUserConfiguration(OwnInterceptor.class);
 
     @Test
     void withNoBeanInTheRequestScopeItsInterceptorIsNotInFrontOfEveryCall() {
         runner.run(context -> {
-            List<ServerInterceptor> interceptors = context.getBean(GlobalServerInterceptorRegistry.class)
-                    .getServerInterceptors();
+            List<ServerInterceptor> interceptors =
+                    context.getBean(GlobalServerInterceptorRegistry.class).getServerInterceptors();
             assertThat(interceptors).noneMatch(GrpcRequestScope.class::isInstance);
             assertThat(interceptors).contains(context.getBean("ownInterceptor", ServerInterceptor.class));
         });
@@ -35,8 +36,8 @@ class UnusedRequestScopeTests {
     @Test
     void aBeanInTheRequestScopeKeepsIt() {
         runner.withUserConfiguration(RequestScoped.class).run(context -> {
-            List<ServerInterceptor> interceptors = context.getBean(GlobalServerInterceptorRegistry.class)
-                    .getServerInterceptors();
+            List<ServerInterceptor> interceptors =
+                    context.getBean(GlobalServerInterceptorRegistry.class).getServerInterceptors();
             assertThat(interceptors).anyMatch(GrpcRequestScope.class::isInstance);
             assertThat(interceptors).contains(context.getBean("ownInterceptor", ServerInterceptor.class));
         });
@@ -45,8 +46,10 @@ class UnusedRequestScopeTests {
     @Test
     void aBeanInTheRequestScopeOfAParentContextKeepsIt() {
         try (AnnotationConfigApplicationContext parent = new AnnotationConfigApplicationContext(RequestScoped.class)) {
-            runner.withParent(parent).run(context -> assertThat(context.getBean(GlobalServerInterceptorRegistry.class)
-                    .getServerInterceptors()).anyMatch(GrpcRequestScope.class::isInstance));
+            runner.withParent(parent)
+                    .run(context -> assertThat(context.getBean(GlobalServerInterceptorRegistry.class)
+                                    .getServerInterceptors())
+                            .anyMatch(GrpcRequestScope.class::isInstance));
         }
     }
 
@@ -58,8 +61,10 @@ class UnusedRequestScopeTests {
         ServerInterceptor ownInterceptor() {
             return new ServerInterceptor() {
                 @Override
-                public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(io.grpc.ServerCall<ReqT, RespT> call,
-                        io.grpc.Metadata headers, io.grpc.ServerCallHandler<ReqT, RespT> next) {
+                public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(
+                        io.grpc.ServerCall<ReqT, RespT> call,
+                        io.grpc.Metadata headers,
+                        io.grpc.ServerCallHandler<ReqT, RespT> next) {
                     return next.startCall(call, headers);
                 }
             };

@@ -28,29 +28,37 @@ class TracingEnvironmentTests {
 
     @Test
     void bootsOwnEndpointSwitchesTracingOn() {
-        StandardEnvironment environment = environment(Map.of("management.otlp.tracing.endpoint", "http://collector:4318/v1/traces"));
+        StandardEnvironment environment =
+                environment(Map.of("management.otlp.tracing.endpoint", "http://collector:4318/v1/traces"));
         assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("true");
         assertThat(environment.getProperty("management.tracing.grpc.enabled")).isEqualTo("true");
     }
 
     @Test
     void theSdksVariablesAreMapped() {
-        StandardEnvironment environment = environment(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/",
-                "OTEL_TRACES_SAMPLER_ARG", "0.25"));
-        assertThat(environment.getProperty("management.otlp.tracing.endpoint")).isEqualTo("http://collector:4318/v1/traces");
-        assertThat(environment.getProperty("management.tracing.sampling.probability")).isEqualTo("0.25");
+        StandardEnvironment environment = environment(
+                Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/", "OTEL_TRACES_SAMPLER_ARG", "0.25"));
+        assertThat(environment.getProperty("management.otlp.tracing.endpoint"))
+                .isEqualTo("http://collector:4318/v1/traces");
+        assertThat(environment.getProperty("management.tracing.sampling.probability"))
+                .isEqualTo("0.25");
         assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("true");
 
-        StandardEnvironment traces = environment(Map.of("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://x:4318/v1/traces",
-                "OTEL_EXPORTER_OTLP_ENDPOINT", "http://y:4318", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"));
+        StandardEnvironment traces = environment(Map.of(
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://x:4318/v1/traces",
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "http://y:4318",
+                "OTEL_EXPORTER_OTLP_PROTOCOL",
+                "grpc"));
         assertThat(traces.getProperty("management.otlp.tracing.endpoint")).isEqualTo("http://x:4318/v1/traces");
         assertThat(traces.getProperty("management.otlp.tracing.transport")).isEqualTo("grpc");
     }
 
     @Test
     void whatTheApplicationSetsWins() {
-        StandardEnvironment environment = environment(Map.of("management.otlp.tracing.endpoint", "http://c:4318/v1/traces",
-                "management.tracing.enabled", "false"));
+        StandardEnvironment environment = environment(Map.of(
+                "management.otlp.tracing.endpoint", "http://c:4318/v1/traces", "management.tracing.enabled", "false"));
         assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("false");
     }
 }
