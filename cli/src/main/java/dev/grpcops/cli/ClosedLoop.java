@@ -12,11 +12,11 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ClosedLoop {
 
-    private final Caller caller;
+    private final LoadCaller caller;
     private final int concurrency;
     private volatile Phase phase;
 
-    ClosedLoop(Caller caller, int concurrency) {
+    ClosedLoop(LoadCaller caller, int concurrency) {
         this.caller = caller;
         this.concurrency = concurrency;
     }

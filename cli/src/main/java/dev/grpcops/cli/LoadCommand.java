@@ -166,7 +166,7 @@ final class LoadCommand implements Callable<Integer> {
                     return 1;
                 }
             }
-            Caller caller = new Caller(channels, called, request, metadata, deadline);
+            LoadCaller caller = new LoadCaller(channels, called, request, metadata, deadline);
             LoadRun.Shape shape = new LoadRun.Shape(
                     mode.rate,
                     mode.concurrency,

@@ -30,13 +30,13 @@ final class LoadRun {
     /** The measured phase, and when it ended (its last call ended, or its last send, if later). */
     record Result(LoadStats stats, long endNanos) {}
 
-    private final Caller caller;
+    private final LoadCaller caller;
     private final Shape shape;
     private final Duration deadline;
     private final PrintWriter err;
     private final boolean forceProgress;
 
-    LoadRun(Caller caller, Shape shape, Duration deadline, PrintWriter err, boolean forceProgress) {
+    LoadRun(LoadCaller caller, Shape shape, Duration deadline, PrintWriter err, boolean forceProgress) {
         this.caller = caller;
         this.shape = shape;
         this.deadline = deadline;

@@ -10,11 +10,11 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class OpenLoop {
 
-    private final Caller caller;
+    private final LoadCaller caller;
     private final double nanosPerCall;
     private final int maxOutstanding;
 
-    OpenLoop(Caller caller, int rate, int maxOutstanding) {
+    OpenLoop(LoadCaller caller, int rate, int maxOutstanding) {
         this.caller = caller;
         this.nanosPerCall = 1e9 / rate;
         this.maxOutstanding = maxOutstanding;

@@ -69,7 +69,7 @@ class KubernetesNameResolverTests {
     void aNewPodGetsCallsWithinASecondOnTheSameConnections() throws Exception {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B));
         ManagedChannel channel = channel(TARGET);
-        Caller caller = caller(channel);
+        SteadyCaller caller = caller(channel);
         await().atMost(Duration.ofSeconds(10)).until(() -> backends.calls(A) > 10 && backends.calls(B) > 10);
         assertThat(listener.endpoints).containsEntry(TARGET, 2);
 
@@ -94,7 +94,7 @@ class KubernetesNameResolverTests {
     void aPodThatTurnsNotReadyOrTerminatingGetsNoCallsWithinASecondAndNoCallFails() throws Exception {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), ready(C));
         ManagedChannel channel = channel(TARGET);
-        Caller caller = caller(channel);
+        SteadyCaller caller = caller(channel);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> Backends.IPS.stream().allMatch(ip -> backends.calls(ip) > 10));
 
@@ -115,7 +115,7 @@ class KubernetesNameResolverTests {
     void aDrainingPodIsSkippedByHealthCheckingOnTop() throws Exception {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B));
         ManagedChannel channel = channel(TARGET);
-        Caller caller = caller(channel);
+        SteadyCaller caller = caller(channel);
         await().atMost(Duration.ofSeconds(10)).until(() -> backends.calls(A) > 10 && backends.calls(B) > 10);
         long drained = System.nanoTime();
         backends.drain(B);
@@ -127,7 +127,7 @@ class KubernetesNameResolverTests {
     void callsKeepFlowingToTheLastKnownPodsWhileTheApiServerIsDown() throws Exception {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B));
         ManagedChannel channel = channel(TARGET);
-        Caller caller = caller(channel);
+        SteadyCaller caller = caller(channel);
         await().atMost(Duration.ofSeconds(10)).until(() -> backends.calls(A) > 10 && backends.calls(B) > 10);
 
         api.stop();
@@ -286,7 +286,7 @@ class KubernetesNameResolverTests {
     }
 
     /** Waits (at most 1 s after {@code since}) until {@code pod} gets no more calls, and checks it stays so. */
-    private void awaitNoMoreCalls(Caller caller, String pod, long since) {
+    private void awaitNoMoreCalls(SteadyCaller caller, String pod, long since) {
         int[] seen = {backends.calls(pod), caller.ok.get()};
         await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(5)).until(() -> {
             int calls = backends.calls(pod);
@@ -319,8 +319,8 @@ class KubernetesNameResolverTests {
         return channel;
     }
 
-    private Caller caller(ManagedChannel channel) {
-        Caller caller = new Caller(channel);
+    private SteadyCaller caller(ManagedChannel channel) {
+        SteadyCaller caller = new SteadyCaller(channel);
         closing.add(caller);
         return caller;
     }

@@ -77,7 +77,7 @@ class ScaleUpComparisonTests {
                 .usePlaintext()
                 .defaultServiceConfig(ServiceConfigs.roundRobin())
                 .build();
-        try (Caller caller = new Caller(channel)) {
+        try (SteadyCaller caller = new SteadyCaller(channel)) {
             await().atMost(Duration.ofSeconds(10)).until(() -> backends.calls(A) > 0 && backends.calls(B) > 0);
             long start = System.nanoTime();
             scaleUp.run();

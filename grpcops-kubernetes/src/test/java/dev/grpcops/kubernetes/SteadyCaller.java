@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Calls Who on one channel, one call after another on its own thread, until closed: steady traffic. */
-final class Caller implements AutoCloseable {
+final class SteadyCaller implements AutoCloseable {
 
     private final ManagedChannel channel;
     private final Thread thread;
@@ -25,7 +25,7 @@ final class Caller implements AutoCloseable {
 
     volatile StatusRuntimeException lastFailure;
 
-    Caller(ManagedChannel channel) {
+    SteadyCaller(ManagedChannel channel) {
         this.channel = channel;
         this.thread = new Thread(this::run, "caller");
         thread.setDaemon(true);

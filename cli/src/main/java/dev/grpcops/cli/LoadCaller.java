@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Starts one asynchronous call of the load: the same request, headers and deadline each time, on
  * the channels in turn. No thread waits for an answer; the answer is recorded where it arrives.
  */
-final class Caller {
+final class LoadCaller {
 
     private final List<Channel> channels;
     private final Methods.Method method;
@@ -33,7 +33,12 @@ final class Caller {
     /** Every call runs in this context, so that calls left over at the end can be cancelled at once. */
     private final Context.CancellableContext context = Context.ROOT.withCancellation();
 
-    Caller(List<ManagedChannel> channels, Methods.Method method, Message request, Metadata headers, Duration deadline) {
+    LoadCaller(
+            List<ManagedChannel> channels,
+            Methods.Method method,
+            Message request,
+            Metadata headers,
+            Duration deadline) {
         this.channels = channels.stream()
                 .map(channel ->
                         ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers)))
