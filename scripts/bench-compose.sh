@@ -3,7 +3,7 @@
 # a 1 s deadline at a steady rate through Edge's published port, then what each container did:
 #
 #   scripts/bench-compose.sh [--rate 300] [--duration 60s] [--warmup 10s] [--gc SerialGC] [--cpus 1.0]
-#                            [--out FILE]
+#                            [--direct] [--out FILE]
 #
 # Needs the suite up (scripts/up.sh). Reports the load's p50 / p99 / p99.9 and status counts (from
 # `grpcops load`), and per service container its GC pauses over the measured period (count, total,
@@ -12,10 +12,14 @@
 # --gc G restarts the chain's services with -XX:+UseG (SerialGC, ParallelGC, G1GC, ZGC) first, and
 # --cpus N with that CPU limit (0: none), through a Compose override file, and leaves them so;
 # --gc SerialGC --cpus 1.0 (docker-compose.yml's own) puts them back.
+# --direct sends to Edge's container address on the Compose network instead of its published port,
+# leaving Docker's userland proxy (docker-proxy) out of the measured latency.
+# The load driver runs with BENCH_LOADER_OPTS (default: a small fixed heap and the serial collector,
+# so that its own pauses stay out of the tail it measures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RATE=300 DURATION=60s WARMUP=10s GC= CPUS= OUT=
+RATE=300 DURATION=60s WARMUP=10s GC= CPUS= OUT= DIRECT=
 ALL_ARGS="$*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,6 +28,7 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP=$2; shift 2 ;;
     --gc) GC=$2; shift 2 ;;
     --cpus) CPUS=$2; shift 2 ;;
+    --direct) DIRECT=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-compose: unknown argument: $1 (see --help)" >&2; exit 2 ;;
@@ -67,17 +72,23 @@ declare -A THROTTLED_BEFORE
 
 seconds() { local d=$1; case $d in *ms) echo 0 ;; *s) echo "${d%s}" ;; *m) echo $(( ${d%m} * 60 )) ;; *) echo "$d" ;; esac; }
 window=$(( $(seconds "$DURATION") ))
-log "warm-up $WARMUP, then $DURATION at $RATE Checkouts/s"
-java -jar "$CLI" load 127.0.0.1:50063 --method Checkout --data '{"skus":["a","b","c"]}' --rate "$RATE" \
+read -r -a LOADER <<<"${BENCH_LOADER_OPTS:--XX:+UseSerialGC -Xms256m -Xmx256m}"
+TARGET=127.0.0.1:50063
+if [ -n "$DIRECT" ]; then
+  edge_ip=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$("${compose[@]}" ps -q edge)")
+  TARGET=$edge_ip:50063
+fi
+log "warm-up $WARMUP, then $DURATION at $RATE Checkouts/s to $TARGET"
+java "${LOADER[@]}" -jar "$CLI" load "$TARGET" --method Checkout --data '{"skus":["a","b","c"]}' --rate "$RATE" \
   --duration "$WARMUP" --deadline 1s --connections 4 --json >/dev/null
 for s in $SERVICES; do THROTTLED_BEFORE[$s]=$(throttled "$s"); done
-report=$(java -jar "$CLI" load 127.0.0.1:50063 --method Checkout --data '{"skus":["a","b","c"]}' --rate "$RATE" \
+report=$(java "${LOADER[@]}" -jar "$CLI" load "$TARGET" --method Checkout --data '{"skus":["a","b","c"]}' --rate "$RATE" \
   --duration "$DURATION" --deadline 1s --connections 4 --json)
 sleep 16 # one scrape interval past the end, so Prometheus has the last of it
 read -r p50 p99 p999 statuses < <(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); l=r["latency_ms"]
 print(l["p50"], l["p99"], l["p999"], ",".join(f"{k}={v}" for k, v in sorted(r["status"].items())))' "$report")
 
-table="| container | GC pauses | pause total ms | longest pause ms | throttled periods | throttled ms | memory used | of the limit |
+table="| container | GC pauses | pause total ms | longest pause ms (2 min before the end) | throttled periods | throttled ms | memory used | of the limit |
 |---|---:|---:|---:|---:|---:|---:|---:|"
 stats=$(docker stats --no-stream --format '{{.Name}} {{.MemUsage}} {{.MemPerc}}')
 for s in $SERVICES; do
@@ -92,7 +103,7 @@ for s in $SERVICES; do
 done
 out="- command: \`scripts/bench-compose.sh $ALL_ARGS\`
 - machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); GC: ${GC:-SerialGC (the images default)}; CPU limit: ${CPUS:-1.0 (as docker-compose.yml)}
-- load: $RATE Checkouts/s of 3 SKUs, 1 s deadline, $DURATION after $WARMUP of warm-up: p50 $p50 ms, p99 $p99 ms, p99.9 $p999 ms; statuses $statuses
+- load: $RATE Checkouts/s of 3 SKUs to $TARGET${DIRECT:+ (the Edge container address)}, 1 s deadline, $DURATION after $WARMUP of warm-up: p50 $p50 ms, p99 $p99 ms, p99.9 $p999 ms; statuses $statuses
 
 $table"
 echo "$out"
