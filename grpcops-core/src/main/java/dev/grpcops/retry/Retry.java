@@ -40,8 +40,11 @@ import java.util.function.Supplier;
  * </ol>
  * Any other failure ({@code RESOURCE_EXHAUSTED} included), or a retry a rule refuses, is returned
  * as it is. Both attempts run under the same budget: the current one, or a fresh default budget
- * when called outside a served call. Channels the calls go through need {@link #clientInterceptor()},
- * which names the target of each attempt and sends {@code grpc-previous-rpc-attempts: 1} on the retry.
+ * when called outside a served call. Under a warm-up call ({@link Budget#warmUp()}) a call gets one
+ * attempt, neither retried nor hedged nor counted by the limiter or the hedge delays: a downstream
+ * not up yet while a server warms up must not spend the tokens its callers' retries need. Channels
+ * the calls go through need {@link #clientInterceptor()}, which names the target of each attempt
+ * and sends {@code grpc-previous-rpc-attempts: 1} on the retry.
  *
  * <pre>{@code
  * Retry retry = Retry.builder(BudgetRules.DEFAULTS).limiter(RetryLimiter.defaults(metrics)).listener(metrics).build();
@@ -109,6 +112,9 @@ public final class Retry {
         Budget budget = current != null ? current : Budget.fresh(rules);
         // Inside a served call the budget is in the current context already: no new one per call.
         Context context = current != null ? Context.current() : budget.attachTo(Context.current());
+        if (budget.warmUp()) {
+            return start(context, call);
+        }
         Attempt first = new Attempt(0, PickHint.first());
         ListenableFuture<T> firstResult = start(first.attachTo(context), call);
         String target = first.target();
@@ -144,6 +150,9 @@ public final class Retry {
         Budget current = Budget.current().orElse(null);
         Budget budget = current != null ? current : Budget.fresh(rules);
         Context context = current != null ? Context.current() : budget.attachTo(Context.current());
+        if (budget.warmUp()) {
+            return start(context, call);
+        }
         Hedged<T> result = new Hedged<>(budget, context, call, retries);
         result.start();
         return result;
@@ -513,6 +522,9 @@ public final class Retry {
     public <T> T blocking(Supplier<T> call) {
         Budget budget = Budget.current().orElseGet(() -> Budget.fresh(rules));
         Context context = budget.attachTo(Context.current());
+        if (budget.warmUp()) {
+            return runIn(context, call);
+        }
         Attempt first = new Attempt(0, PickHint.first());
         try {
             T answer = runIn(first.attachTo(context), call);

@@ -1,5 +1,6 @@
 package dev.grpcops.warmup;
 
+import dev.grpcops.internal.Headers;
 import dev.grpcops.internal.SharedScheduler;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -33,14 +34,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * warmUp.run(channel).thenRun(() -> health.setStatus("chain.v1.Stock", SERVING));
  * }</pre>
  *
- * Each call carries the metadata key {@link #HEADER} so that a server can tell warm-up calls from
- * its callers' (metrics, logs).
+ * Each call carries the metadata key {@link #HEADER}. A server with the library's budget
+ * interceptor serves it as a warm-up call: the downstream calls it makes carry the header on, and
+ * get one attempt each, neither retried nor hedged nor counted by the retry limiter, so that a
+ * downstream not up yet does not spend the tokens its callers' retries need once it is.
  */
 public final class WarmUp {
 
     /** Present, with value {@code "1"}, on every warm-up call. */
-    public static final Metadata.Key<String> HEADER =
-            Metadata.Key.of("grpcops-warm-up", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> HEADER = Headers.WARM_UP;
 
     private final List<Calls<?>> calls;
     private final int concurrency;

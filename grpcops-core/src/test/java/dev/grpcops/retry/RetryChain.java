@@ -45,7 +45,7 @@ import java.util.function.Supplier;
  */
 final class RetryChain implements AutoCloseable {
 
-    record Arrival(long nanos, String previousAttempts) {}
+    record Arrival(long nanos, String previousAttempts, boolean warmUp) {}
 
     final RecordingListener edgeListener = new RecordingListener();
     final RecordingListener pricingListener = new RecordingListener();
@@ -150,7 +150,8 @@ final class RetryChain implements AutoCloseable {
             @Override
             public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
                     ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-                arrivals.add(new Arrival(System.nanoTime(), headers.get(Headers.PREVIOUS_ATTEMPTS)));
+                arrivals.add(new Arrival(
+                        System.nanoTime(), headers.get(Headers.PREVIOUS_ATTEMPTS), Headers.isWarmUp(headers)));
                 return next.startCall(call, headers);
             }
         };

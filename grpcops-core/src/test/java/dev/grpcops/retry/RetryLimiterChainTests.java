@@ -214,4 +214,65 @@ class RetryLimiterChainTests {
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
         }
     }
+
+    /**
+     * A service warming up while its downstream is not up yet: the warm-up Quotes reach Stock once
+     * each, marked as warm-up, and spend no token, so the first real Quote after them is retried.
+     */
+    @Test
+    void warmUpCallsAreNeitherRetriedNorCountedByTheBucket() throws Exception {
+        TokenBucket bucket = TokenBucket.builder().build();
+        try (RetryChain chain = new RetryChain(
+                BudgetRules.DEFAULTS,
+                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()),
+                n -> n <= 21 ? RetryChain.unavailable(null) : null)) {
+            Metadata warmUp = new Metadata();
+            warmUp.put(Headers.WARM_UP, "1");
+            for (int i = 0; i < 20; i++) {
+                StatusRuntimeException failed = catchThrowableOfType(
+                        StatusRuntimeException.class,
+                        () -> chain.pricing()
+                                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp))
+                                .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                                .quote(QUOTE));
+                assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            }
+            assertThat(chain.stockArrivals).hasSize(20).allMatch(RetryChain.Arrival::warmUp);
+            assertThat(chain.pricingListener.outcomes).isEmpty();
+            assertThat(bucket.targets()).as("no warm-up attempt accounted").isEmpty();
+
+            assertThat(chain.pricing()
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE)
+                            .getQty())
+                    .isEqualTo(7);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
+            assertThat(chain.stockArrivals.subList(20, 22))
+                    .extracting(RetryChain.Arrival::warmUp)
+                    .containsExactly(false, false);
+        }
+    }
+
+    /** The mark travels down the chain with the deadline: Edge's warm-up Checkout reaches Stock as warm-up. */
+    @Test
+    void theWarmUpMarkTravelsDownTheChain() throws Exception {
+        try (RetryChain chain = chain(n -> null)) {
+            Metadata warmUp = new Metadata();
+            warmUp.put(Headers.WARM_UP, "1");
+            chain.edge()
+                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp))
+                    .withDeadlineAfter(3, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("x").build());
+            chain.edge()
+                    .withDeadlineAfter(3, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("y").build());
+
+            assertThat(chain.pricingArrivals)
+                    .extracting(RetryChain.Arrival::warmUp)
+                    .containsExactly(true, false);
+            assertThat(chain.stockArrivals)
+                    .extracting(RetryChain.Arrival::warmUp)
+                    .containsExactly(true, false);
+        }
+    }
 }

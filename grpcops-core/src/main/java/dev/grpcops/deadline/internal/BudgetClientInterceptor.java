@@ -3,11 +3,14 @@ package dev.grpcops.deadline.internal;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.internal.Headers;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.Deadline;
+import io.grpc.ForwardingClientCall;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
@@ -19,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * Hands every downstream call made while serving a call the budget minus the reserve, and does
  * not send a call the budget can no longer cover: it fails at once with
  * {@code DEADLINE_EXCEEDED}, saying what was left and what was needed. Calls made outside a
- * served call keep the caller's own options.
+ * served call keep the caller's own options. Under a warm-up call, downstream calls carry
+ * {@code grpcops-warm-up: 1} on.
  */
 public final class BudgetClientInterceptor implements ClientInterceptor {
 
@@ -49,7 +53,24 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         }
         listener.handedDownstream(
                 method.getFullMethodName(), Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
-        return next.newCall(method, options.withDeadline(deadline));
+        ClientCall<ReqT, RespT> call = next.newCall(method, options.withDeadline(deadline));
+        return current.get().warmUp() ? new WarmUpCall<>(call) : call;
+    }
+
+    /** Carries the warm-up mark on to the next hop, as the deadline is. */
+    private static final class WarmUpCall<ReqT, RespT>
+            extends ForwardingClientCall.SimpleForwardingClientCall<ReqT, RespT> {
+
+        WarmUpCall(ClientCall<ReqT, RespT> delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void start(Listener<RespT> listener, Metadata headers) {
+            headers.discardAll(Headers.WARM_UP);
+            headers.put(Headers.WARM_UP, "1");
+            super.start(listener, headers);
+        }
     }
 
     private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {

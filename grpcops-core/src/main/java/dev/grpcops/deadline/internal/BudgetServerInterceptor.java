@@ -16,7 +16,8 @@ import java.util.Set;
  * Gives every served call its budget: the caller's deadline, or the default when it sent none.
  * The budget rides in the call's {@link Context}, where the service code and
  * {@link BudgetClientInterceptor} find it. A call that arrived with {@code grpc-previous-rpc-attempts}
- * (a retry or hedge of an upstream hop) gets a budget that says so: no extra attempt is made under it.
+ * (a retry or hedge of an upstream hop) gets a budget that says so: no extra attempt is made under it;
+ * so does a warm-up call ({@code grpcops-warm-up: 1}), whose downstream calls are not accounted either.
  */
 public final class BudgetServerInterceptor implements ServerInterceptor {
 
@@ -44,6 +45,9 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         }
         // The server has already turned the caller's grpc-timeout header into the context's deadline.
         Budget budget = Budget.arrived(Context.current().getDeadline(), rules, Headers.arrivedAsRetry(headers));
+        if (Headers.isWarmUp(headers)) {
+            budget = budget.forWarmUp();
+        }
         listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
         Context context = budget.attachTo(Context.current());
         ServerCall.Listener<ReqT> handler;
