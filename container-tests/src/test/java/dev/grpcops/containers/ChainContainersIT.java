@@ -26,7 +26,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
-import org.testcontainers.lifecycle.Startables;
 
 /** The chain across three containers on one Docker network: design §4/§5 over real container networking. */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -52,7 +51,12 @@ class ChainContainersIT {
         edge = ServiceContainers.service("edge-service", network, "edge", 50063, "chain.v1.Edge")
                 .withCommand("--grpc.client.pricing.address=dns:///pricing:50062");
         try {
-            Startables.deepStart(stock, pricing, edge).join();
+            // Backends first, as a rollout brings them: a service's warm-up calls its downstream for
+            // real, and against one that is not up yet its failures would spend the retry tokens
+            // that the flaky-SKU retry below needs.
+            stock.start();
+            pricing.start();
+            edge.start();
         } catch (RuntimeException e) {
             stopChain();
             throw e;
