@@ -52,8 +52,7 @@ class ChainContainersIT {
                 .withCommand("--grpc.client.pricing.address=dns:///pricing:50062");
         try {
             // Backends first, as a rollout brings them: a service's warm-up calls its downstream for
-            // real, and against one that is not up yet its failures would spend the retry tokens
-            // that the flaky-SKU retry below needs.
+            // real, and warms the path only when that downstream is up.
             stock.start();
             pricing.start();
             edge.start();

@@ -1,5 +1,7 @@
 package dev.grpcops.internal;
 
+import io.grpc.ClientCall;
+import io.grpc.ForwardingClientCall;
 import io.grpc.Metadata;
 
 /** The gRPC metadata keys the library reads and writes in more than one place. */
@@ -25,6 +27,19 @@ public final class Headers {
     /** True when the call is a warm-up call ({@code grpcops-warm-up: 1}). */
     public static boolean isWarmUp(Metadata headers) {
         return "1".equals(headers.get(WARM_UP));
+    }
+
+    /** {@code call}, sending {@code key: value} (in place of any value already there) when it starts. */
+    public static <ReqT, RespT> ClientCall<ReqT, RespT> sending(
+            ClientCall<ReqT, RespT> call, Metadata.Key<String> key, String value) {
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+            @Override
+            public void start(Listener<RespT> listener, Metadata headers) {
+                headers.discardAll(key);
+                headers.put(key, value);
+                super.start(listener, headers);
+            }
+        };
     }
 
     /** Any value but a plain 0 counts: a hop that cannot tell must not retry on top of another. */

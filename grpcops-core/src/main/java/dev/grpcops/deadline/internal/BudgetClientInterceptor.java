@@ -9,8 +9,6 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.Deadline;
-import io.grpc.ForwardingClientCall;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
@@ -54,23 +52,8 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         listener.handedDownstream(
                 method.getFullMethodName(), Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
         ClientCall<ReqT, RespT> call = next.newCall(method, options.withDeadline(deadline));
-        return current.get().warmUp() ? new WarmUpCall<>(call) : call;
-    }
-
-    /** Carries the warm-up mark on to the next hop, as the deadline is. */
-    private static final class WarmUpCall<ReqT, RespT>
-            extends ForwardingClientCall.SimpleForwardingClientCall<ReqT, RespT> {
-
-        WarmUpCall(ClientCall<ReqT, RespT> delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public void start(Listener<RespT> listener, Metadata headers) {
-            headers.discardAll(Headers.WARM_UP);
-            headers.put(Headers.WARM_UP, "1");
-            super.start(listener, headers);
-        }
+        // The warm-up mark travels on to the next hop, as the deadline does.
+        return current.get().warmUp() ? Headers.sending(call, Headers.WARM_UP, "1") : call;
     }
 
     private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {

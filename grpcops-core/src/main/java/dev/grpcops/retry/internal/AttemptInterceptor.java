@@ -6,8 +6,6 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
-import io.grpc.ForwardingClientCall;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 
 /**
@@ -31,13 +29,6 @@ public final class AttemptInterceptor implements ClientInterceptor {
         if (previous <= 0) {
             return call;
         }
-        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
-            @Override
-            public void start(Listener<RespT> listener, Metadata headers) {
-                headers.discardAll(Headers.PREVIOUS_ATTEMPTS);
-                headers.put(Headers.PREVIOUS_ATTEMPTS, Integer.toString(previous));
-                super.start(listener, headers);
-            }
-        };
+        return Headers.sending(call, Headers.PREVIOUS_ATTEMPTS, Integer.toString(previous));
     }
 }
