@@ -32,6 +32,11 @@
 #                    median of each number: steadier on a machine others use (default 1)
 #   --only LIST      run only these contenders, e.g. --only a,b (default: all that are configured)
 #   --build          rebuild the jars even if they exist (default: build only what is missing)
+#   --otlp-sink PORT run an OTLP/HTTP trace receiver on 127.0.0.1:PORT that counts and drops the
+#                    spans (bench jar's otlp-sink), for a contender that exports traces, e.g.
+#                    BENCH_VARIANT='--management.otlp.tracing.endpoint=http://127.0.0.1:4318/v1/traces'
+#                    scripts/bench.sh --otlp-sink 4318 --only b,e ; the report says how many spans
+#                    each contender sent per Checkout
 # Environment:
 #   BENCH_JAVA_OPTS       JVM options for all nine server processes (default: none)
 #   BENCH_START_TIMEOUT   seconds a contender may take to answer after start (default 300)
@@ -72,7 +77,7 @@ seconds_of() { # 20s | 20 | 1m -> whole seconds
   fi
 }
 
-DURATION=20 WARMUP=10 CONCURRENCY=64 CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false
+DURATION=20 WARMUP=10 CONCURRENCY=64 CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false SINK_PORT=""
 COMMAND="scripts/bench.sh"
 for a in "$@"; do
   if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then COMMAND+=" $a"; else COMMAND+=" $(printf '%q' "$a")"; fi
@@ -88,6 +93,7 @@ while [ $# -gt 0 ]; do
     --out) [ -n "${2:-}" ] || die "--out needs a file"; OUT=$2; shift 2 ;;
     --only) [[ ${2:-} =~ ^[abcde](,[abcde])*$ ]] || die "--only needs a list like a,b,c"; ONLY=$2; shift 2 ;;
     --build) FORCE_BUILD=true; shift ;;
+    --otlp-sink) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] && [ "$2" -le 65535 ] || die "--otlp-sink needs a port"; SINK_PORT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -141,6 +147,7 @@ PY
 PIDS=()          # every process of the contender currently running
 SAMPLER_PID=""
 DRIVER_PID=""
+SINK_PID=""
 stop_pids() {    # SIGTERM, up to 20 s, then SIGKILL
   local p alive
   [ ${#PIDS[@]} -gt 0 ] || return 0
@@ -166,12 +173,24 @@ cleanup() {
   [ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2>/dev/null || true
   [ -n "$DRIVER_PID" ] && kill "$DRIVER_PID" 2>/dev/null || true
   stop_pids
+  [ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null || true
   exit "$rc"
 }
 trap cleanup EXIT
 trap 'echo; echo "bench: interrupted, stopping everything" >&2; exit 130' INT TERM
 
 port_in_use() { (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Spans the OTLP sink has received so far (0 without one).
+sink_count() {
+  [ -n "$SINK_PORT" ] || { echo 0; return; }
+  local count
+  exec 9<>"/dev/tcp/127.0.0.1/$SINK_PORT" || { echo 0; return; }
+  printf 'GET /count HTTP/1.0\r\n\r\n' >&9
+  count=$(tail -1 <&9)
+  exec 9>&-
+  echo "${count:-0}"
+}
 
 start() { # name logfile command...
   local name=$1 log=$2; shift 2
@@ -231,6 +250,8 @@ sample_cpu() {
 drive() {
   local port=$1 dir=$2; shift 2
   local servers=("$@") c m rc=0
+  local spans_before t_begin=$EPOCHREALTIME
+  spans_before=$(sink_count)
   if [ "$DRIVER" = grpcops ]; then
     java -jar "$CLI_JAR" load "127.0.0.1:$port" --method chain.v1.Edge/Checkout --data "$DATA" \
       --concurrency "$CONCURRENCY" --connections "$CONNECTIONS" --duration "${DURATION}s" --warmup "${WARMUP}s" --json \
@@ -264,9 +285,11 @@ drive() {
     tail -5 "$dir/driver.err" >&2 || true
     return 1
   fi
-  python3 - "$DRIVER" "$dir" "$DURATION" "$(getconf CLK_TCK)" "$t_end" <<'PY'
+  local spans=$(( $(sink_count) - spans_before ))
+  python3 - "$DRIVER" "$dir" "$DURATION" "$(getconf CLK_TCK)" "$t_end" "$spans" "$t_begin" <<'PY'
 import json, sys
 driver, d, duration, hz, t_end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+spans, t_begin = int(sys.argv[6]), float(sys.argv[7])
 
 status = {}
 if driver == "grpcops":
@@ -324,6 +347,8 @@ cpu = [max(0.0, (at(t_end, i) - at(t_start, i)) / hz) for i in range(n)]
 per_k = lambda s: s / completed * 1000 if completed else float("nan")
 json.dump({
     "completed": completed, "throughput": throughput, "p50": p50, "p99": p99, "status": status,
+    # Spans exported over the whole drive (warm-up and measured period), per Checkout at its rate.
+    "spans_per_checkout": spans / (throughput * (t_end - t_begin)) if throughput > 0 else 0.0,
     "cpu_s": sum(cpu[:3]), "cpu_per_1000": per_k(sum(cpu[:3])),
     "cpu_per_1000_by_process": {"stock": per_k(cpu[0]), "pricing": per_k(cpu[1]), "edge": per_k(cpu[2]),
                                 "driver": per_k(cpu[3])},
@@ -408,6 +433,14 @@ JAVA_VERSION=$(java -version 2>&1 | head -1)
 CPU_MODEL=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || echo unknown)
 STARTED_AT=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 echo "bench: $(nproc) CPUs, ${CPU_MODEL}; load average ${LOAD_BEFORE##*load average: }; driver $DRIVER; logs in $RUN_DIR" >&2
+
+if [ -n "$SINK_PORT" ]; then
+  port_in_use "$SINK_PORT" && die "--otlp-sink: port 127.0.0.1:$SINK_PORT is in use"
+  java -XX:+UseSerialGC -Xmx64m -jar "$BENCH_JAR" otlp-sink "$SINK_PORT" >"$RUN_DIR/otlp-sink.log" 2>&1 &
+  SINK_PID=$!
+  for _ in $(seq 1 100); do port_in_use "$SINK_PORT" && break; sleep 0.1; done
+  port_in_use "$SINK_PORT" || die "the OTLP sink did not start; see $RUN_DIR/otlp-sink.log"
+fi
 
 failed=()
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -503,6 +536,8 @@ for i in ["a", "b", "c", "d", "e"]:
     bad = {k: v for k, v in r["status"].items() if k not in ("OK", "HTTP 200")}
     if bad:
         notes.append(f"- {names[i]}: calls not OK: {json.dumps(bad)}")
+    if r.get("spans_per_checkout", 0) > 0:
+        notes.append(f"- {names[i]}: the OTLP sink received about {r['spans_per_checkout']:.2f} spans per Checkout")
 if notes:
     out.append("")
     out.extend(notes)

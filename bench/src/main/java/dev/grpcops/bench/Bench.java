@@ -10,6 +10,7 @@ import java.util.Arrays;
  * java -jar grpcops-bench.jar pricing PORT STOCK_TARGET      (e.g. 127.0.0.1:52071)
  * java -jar grpcops-bench.jar edge    PORT PRICING_TARGET
  * java -jar grpcops-bench.jar await   SECONDS ROLE=TARGET...  (ROLE: stock|pricing|edge)
+ * java -jar grpcops-bench.jar otlp-sink PORT                 (an OTLP/HTTP trace receiver that counts spans)
  * </pre>
  *
  * Every server listens on 127.0.0.1 only and stops on SIGTERM. {@code await} makes one real call
@@ -30,6 +31,7 @@ public final class Bench {
                 case "pricing" -> BenchPricing.main(rest);
                 case "edge" -> BenchEdge.main(rest);
                 case "await" -> System.exit(Await.main(rest));
+                case "otlp-sink" -> OtlpSink.main(rest);
                 default -> usage("unknown role: " + args[0]);
             }
         } catch (IllegalArgumentException e) {
@@ -44,6 +46,7 @@ public final class Bench {
         System.err.println("       java -jar grpcops-bench.jar edge PORT PRICING_TARGET");
         System.err.println(
                 "       java -jar grpcops-bench.jar await SECONDS stock=TARGET|pricing=TARGET|edge=TARGET...");
+        System.err.println("       java -jar grpcops-bench.jar otlp-sink PORT");
         System.exit(2);
     }
 }

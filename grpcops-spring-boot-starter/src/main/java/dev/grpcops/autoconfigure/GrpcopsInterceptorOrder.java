@@ -4,13 +4,13 @@ import net.devh.boot.grpc.common.util.InterceptorOrder;
 
 /**
  * Where each of the library's global interceptors sits among net.devh's. Lower runs first
- * (outermost). net.devh's metrics interceptor runs at {@link InterceptorOrder#ORDER_TRACING_METRICS}
- * and its tracing (observation) interceptor right after it, so the library's own interceptors are
- * counted and traced, and everything they reject is too.
+ * (outermost). net.devh's metrics interceptor runs at {@link InterceptorOrder#ORDER_TRACING_METRICS},
+ * and the library's own interceptors right inside it, so that they are counted, and everything they
+ * reject is too.
  */
 public final class GrpcopsInterceptorOrder {
 
-    /** Server: right inside net.devh's tracing interceptor, the served call's span goes into its gRPC context. */
+    /** Server: the served call's span (while traces are exported), in its gRPC context for every interceptor inside. */
     public static final int TRACE_CONTEXT = InterceptorOrder.ORDER_TRACING_METRICS + 2;
     /** Server: gives every call its budget on arrival, before admission holds its wait to that budget. */
     public static final int BUDGET = InterceptorOrder.ORDER_TRACING_METRICS + 50;
@@ -25,15 +25,13 @@ public final class GrpcopsInterceptorOrder {
     /** Server: checks the admin token, where net.devh puts authorization. */
     public static final int ADMIN_AUTHORIZATION = InterceptorOrder.ORDER_SECURITY_AUTHORISATION;
 
-    /** Client: outside net.devh's tracing interceptor, an attempt's span gets the served call's as parent. */
-    public static final int TRACE_PARENT = InterceptorOrder.ORDER_TRACING_METRICS - 10;
     /** Client: names the target of each attempt and marks extra attempts. */
     public static final int RETRY_ATTEMPTS = InterceptorOrder.ORDER_TRACING_METRICS + 50;
     /** Client: hands each downstream call remaining − reserve, or does not send it. */
     public static final int BUDGET_CLIENT = InterceptorOrder.ORDER_TRACING_METRICS + 60;
     /** Client: forwards the served call's caller and criticality. */
     public static final int CALLER_FORWARDING = InterceptorOrder.ORDER_TRACING_METRICS + 70;
-    /** Client: innermost, the deadline handed down and the attempt number go onto the attempt's span (when traced). */
+    /** Client: innermost, each attempt's span (while traces are exported), with the deadline handed down and its number. */
     public static final int TRACE_ATTEMPT_TAGS = InterceptorOrder.ORDER_TRACING_METRICS + 80;
 
     private GrpcopsInterceptorOrder() {}

@@ -36,7 +36,7 @@ class GrpcopsInterceptorOrderTests {
     private static final Set<String> SERVER_CONSTANTS =
             Set.of("TRACE_CONTEXT", "BUDGET", "ADMISSION", "TRACE_TAGS", "FAULTS", "IN_FLIGHT", "ADMIN_AUTHORIZATION");
     private static final Set<String> CLIENT_CONSTANTS =
-            Set.of("TRACE_PARENT", "RETRY_ATTEMPTS", "BUDGET_CLIENT", "CALLER_FORWARDING", "TRACE_ATTEMPT_TAGS");
+            Set.of("RETRY_ATTEMPTS", "BUDGET_CLIENT", "CALLER_FORWARDING", "TRACE_ATTEMPT_TAGS");
 
     /** GrpcopsInterceptorOrder's public int constants, by name. */
     private static Map<String, Integer> constants() throws IllegalAccessException {
@@ -103,8 +103,8 @@ class GrpcopsInterceptorOrderTests {
     }
 
     /**
-     * Client, outermost first: the attempt's parent span (outside net.devh's metrics and tracing),
-     * net.devh's metrics and tracing, attempt marking, budget, caller forwarding, the attempt's tags.
+     * Client, outermost first: net.devh's metrics and tracing, attempt marking, budget, caller
+     * forwarding, the attempt's span (it reads the deadline and attempt number the others set).
      */
     @Test
     void clientInterceptorsRunInTheOrderTheDesignRequires() throws Exception {
@@ -116,7 +116,6 @@ class GrpcopsInterceptorOrderTests {
                 "globalObservationClientInterceptorConfigurer");
 
         List<Integer> outermostFirst = List.of(
-                GrpcopsInterceptorOrder.TRACE_PARENT,
                 metrics,
                 tracing,
                 GrpcopsInterceptorOrder.RETRY_ATTEMPTS,
@@ -124,8 +123,7 @@ class GrpcopsInterceptorOrderTests {
                 GrpcopsInterceptorOrder.CALLER_FORWARDING,
                 GrpcopsInterceptorOrder.TRACE_ATTEMPT_TAGS);
         assertThat(outermostFirst)
-                .as(
-                        "TRACE_PARENT, metrics, tracing, RETRY_ATTEMPTS, BUDGET_CLIENT, CALLER_FORWARDING, TRACE_ATTEMPT_TAGS")
+                .as("metrics, tracing, RETRY_ATTEMPTS, BUDGET_CLIENT, CALLER_FORWARDING, TRACE_ATTEMPT_TAGS")
                 .isSortedAccordingTo(Integer::compare)
                 .doesNotHaveDuplicates();
     }

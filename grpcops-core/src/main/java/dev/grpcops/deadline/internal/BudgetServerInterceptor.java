@@ -4,6 +4,7 @@ import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.ContextAttachingListener;
+import dev.grpcops.internal.ContextualizedListener;
 import dev.grpcops.internal.Headers;
 import io.grpc.Context;
 import io.grpc.Metadata;

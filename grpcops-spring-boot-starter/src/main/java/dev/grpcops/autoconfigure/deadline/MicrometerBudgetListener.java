@@ -1,8 +1,8 @@
 package dev.grpcops.autoconfigure.deadline;
 
-import dev.grpcops.autoconfigure.tracing.CallTags;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
+import dev.grpcops.tracing.CallTags;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

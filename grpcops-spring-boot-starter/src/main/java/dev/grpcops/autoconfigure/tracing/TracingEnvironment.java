@@ -7,23 +7,30 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.env.EnvironmentPostProcessor;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.util.ClassUtils;
 
 /**
  * Tracing is on exactly while there is somewhere to send traces: Spring Boot's
  * {@code management.otlp.tracing.endpoint}, or the OpenTelemetry SDK's standard variables
  * ({@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}, {@code OTEL_EXPORTER_OTLP_ENDPOINT} + {@code /v1/traces},
  * {@code OTEL_EXPORTER_OTLP_PROTOCOL}, {@code OTEL_TRACES_SAMPLER_ARG}), which are mapped to Boot's
- * properties (Boot reads {@code OTEL_SERVICE_NAME} and {@code OTEL_RESOURCE_ATTRIBUTES} itself). Without one, {@code management.tracing.enabled} and
- * Micrometer's gRPC observations ({@code management.tracing.grpc.enabled}) default to false: no
- * span is made, no trace context is read or sent, and nothing is exported. With one, both default to
- * true and spans are sampled by {@code management.tracing.sampling.probability} (Boot's 0.1). What the
- * application sets itself always wins.
+ * properties (Boot reads {@code OTEL_SERVICE_NAME} and {@code OTEL_RESOURCE_ATTRIBUTES} itself). Without one,
+ * {@code management.tracing.enabled} defaults to false: no span is made, no trace context is read or
+ * sent, and nothing is exported. With one, it defaults to true, spans are sampled by
+ * {@code management.tracing.sampling.probability} (Boot's 0.1), and log lines written while serving
+ * carry the trace and span ids ({@link TraceCorrelationConverter}, as Boot's
+ * {@code logging.pattern.correlation}). Micrometer's gRPC observations
+ * ({@code management.tracing.grpc.enabled}) default to false either way: the library's own spans
+ * take their place. Baggage ({@code management.tracing.baggage.enabled}) defaults to false: on, it
+ * costs every call. What the application sets itself always wins.
  */
 public final class TracingEnvironment implements EnvironmentPostProcessor {
 
     static final String ENDPOINT = "management.otlp.tracing.endpoint";
     static final String TRACING = "management.tracing.enabled";
     static final String GRPC_OBSERVATIONS = "management.tracing.grpc.enabled";
+    static final String CORRELATION_PATTERN = "logging.pattern.correlation";
+    static final String BAGGAGE = "management.tracing.baggage.enabled";
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
@@ -49,7 +56,17 @@ public final class TracingEnvironment implements EnvironmentPostProcessor {
         }
         boolean exporting = !blank(endpoint);
         defaults.put(TRACING, Boolean.toString(exporting));
-        defaults.put(GRPC_OBSERVATIONS, Boolean.toString(exporting));
+        defaults.put(GRPC_OBSERVATIONS, "false");
+        // Boot's baggage layer reads and writes baggage on every call, sampled or not, for fields
+        // nobody configured: 2 % of a hop's CPU measured. On when the application asks for it.
+        defaults.put(BAGGAGE, "false");
+        if (exporting
+                && environment.getProperty(TRACING, Boolean.class, true)
+                && ClassUtils.isPresent("ch.qos.logback.classic.PatternLayout", application.getClassLoader())
+                && ClassUtils.isPresent("io.opentelemetry.api.trace.SpanContext", application.getClassLoader())
+                && TraceCorrelationConverter.register()) {
+            defaults.put(CORRELATION_PATTERN, "%" + TraceCorrelationConverter.WORD);
+        }
         // Added last: anything the application sets wins.
         environment.getPropertySources().addLast(new MapPropertySource("grpcops-tracing", defaults));
     }

@@ -24,6 +24,7 @@ class TracingEnvironmentTests {
         assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("false");
         assertThat(environment.getProperty("management.tracing.grpc.enabled")).isEqualTo("false");
         assertThat(environment.getProperty("management.otlp.tracing.endpoint")).isNull();
+        assertThat(environment.getProperty("logging.pattern.correlation")).isNull();
     }
 
     @Test
@@ -31,7 +32,11 @@ class TracingEnvironmentTests {
         StandardEnvironment environment =
                 environment(Map.of("management.otlp.tracing.endpoint", "http://collector:4318/v1/traces"));
         assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("true");
-        assertThat(environment.getProperty("management.tracing.grpc.enabled")).isEqualTo("true");
+        // The library's own spans take the place of Micrometer's gRPC observations.
+        assertThat(environment.getProperty("management.tracing.grpc.enabled")).isEqualTo("false");
+        assertThat(environment.getProperty("logging.pattern.correlation")).isEqualTo("%grpcopsCorrelation");
+        assertThat(environment.getProperty("management.tracing.baggage.enabled"))
+                .isEqualTo("false");
     }
 
     @Test
@@ -60,5 +65,15 @@ class TracingEnvironmentTests {
         StandardEnvironment environment = environment(Map.of(
                 "management.otlp.tracing.endpoint", "http://c:4318/v1/traces", "management.tracing.enabled", "false"));
         assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("false");
+        assertThat(environment.getProperty("logging.pattern.correlation")).isNull();
+
+        StandardEnvironment ownPattern = environment(Map.of(
+                "management.otlp.tracing.endpoint", "http://c:4318/v1/traces",
+                "logging.pattern.correlation", "[%X{traceId}] "));
+        assertThat(ownPattern.getProperty("logging.pattern.correlation")).isEqualTo("[%X{traceId}] ");
+        StandardEnvironment observations = environment(Map.of(
+                "management.otlp.tracing.endpoint", "http://c:4318/v1/traces",
+                "management.tracing.grpc.enabled", "true"));
+        assertThat(observations.getProperty("management.tracing.grpc.enabled")).isEqualTo("true");
     }
 }

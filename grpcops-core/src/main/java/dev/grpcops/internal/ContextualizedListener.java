@@ -1,18 +1,23 @@
-package dev.grpcops.deadline.internal;
+package dev.grpcops.internal;
 
 import io.grpc.Context;
 import io.grpc.ServerCall;
 import java.util.function.Consumer;
 
 /** Runs every callback of {@code delegate} in {@code context}, as {@link io.grpc.Contexts#interceptCall} does. */
-final class ContextualizedListener<ReqT> extends ServerCall.Listener<ReqT> {
+public final class ContextualizedListener<ReqT> extends ServerCall.Listener<ReqT> implements ContextAttachingListener {
 
     private final Context context;
     private final ServerCall.Listener<ReqT> delegate;
 
-    ContextualizedListener(Context context, ServerCall.Listener<ReqT> delegate) {
+    public ContextualizedListener(Context context, ServerCall.Listener<ReqT> delegate) {
         this.context = context;
         this.delegate = delegate;
+    }
+
+    @Override
+    public Context attachedContext() {
+        return context;
     }
 
     @Override

@@ -1,0 +1,136 @@
+package dev.grpcops.tracing.internal;
+
+import dev.grpcops.internal.ContextAttachingListener;
+import dev.grpcops.internal.ContextualizedListener;
+import dev.grpcops.internal.Headers;
+import io.grpc.Context;
+import io.grpc.ForwardingServerCall;
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.propagation.TextMapPropagator;
+import java.util.Set;
+
+/**
+ * Outermost on the server: the served call's span, a child of the trace context the caller sent,
+ * sampled as the SDK's sampler says. The span goes into the call's gRPC context; an interceptor
+ * further in that runs every callback in a context of its own built on this one (the budget's,
+ * admission's) saves attaching it again around each callback. Only a recorded span has its call
+ * and listener wrapped, to end it with the call's status.
+ */
+public final class ServedCallInterceptor implements ServerInterceptor {
+
+    private final Tracer tracer;
+    private final TextMapPropagator propagator;
+    private final MetadataCarrier carrier;
+    private final Set<String> excludedServices;
+
+    public ServedCallInterceptor(Tracer tracer, TextMapPropagator propagator, Set<String> excludedServices) {
+        this.tracer = tracer;
+        this.propagator = propagator;
+        this.carrier = new MetadataCarrier(propagator.fields());
+        this.excludedServices = Set.copyOf(excludedServices);
+    }
+
+    @Override
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+            ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+        MethodDescriptor<ReqT, RespT> method = call.getMethodDescriptor();
+        if (excludedServices.contains(method.getServiceName()) || Headers.isWarmUp(headers)) {
+            return next.startCall(call, headers);
+        }
+        io.opentelemetry.context.Context parent =
+                propagator.extract(io.opentelemetry.context.Context.root(), headers, carrier);
+        Span span = tracer.spanBuilder(method.getFullMethodName())
+                .setParent(parent)
+                .setSpanKind(SpanKind.SERVER)
+                .startSpan();
+        ServedSpan served;
+        ServerCall<ReqT, RespT> traced = call;
+        if (span.isRecording()) {
+            Attributes.rpc(span, method);
+            served = new ServedSpan(span, System.nanoTime());
+            traced = new EndingCall<>(call, served);
+        } else {
+            served = new ServedSpan(span, 0);
+        }
+        Context context = Context.current().withValue(ServedSpan.KEY, served);
+        ServerCall.Listener<ReqT> handler;
+        Context previous = context.attach();
+        try {
+            handler = next.startCall(traced, headers);
+        } catch (RuntimeException | Error e) {
+            served.end(Status.fromThrowable(e));
+            throw e;
+        } finally {
+            context.detach(previous);
+        }
+        Context inner = ContextAttachingListener.attachedContextOf(handler);
+        if (inner == null || ServedSpan.KEY.get(inner) != served) {
+            handler = new ContextualizedListener<>(context, handler);
+        }
+        return served.recording() ? new EndingListener<>(handler, served) : handler;
+    }
+
+    private static final class EndingCall<ReqT, RespT>
+            extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+
+        private final ServedSpan served;
+
+        EndingCall(ServerCall<ReqT, RespT> delegate, ServedSpan served) {
+            super(delegate);
+            this.served = served;
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            served.end(status);
+            super.close(status, trailers);
+        }
+    }
+
+    /** Ends the span of a call that never closed: cancelled by its caller, or past its deadline. */
+    private static final class EndingListener<ReqT>
+            extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT>
+            implements ContextAttachingListener {
+
+        private final ServedSpan served;
+        private final Context attached;
+
+        EndingListener(ServerCall.Listener<ReqT> delegate, ServedSpan served) {
+            super(delegate);
+            this.served = served;
+            this.attached = ContextAttachingListener.attachedContextOf(delegate);
+        }
+
+        @Override
+        public Context attachedContext() {
+            return attached;
+        }
+
+        @Override
+        public void onCancel() {
+            try {
+                super.onCancel();
+            } finally {
+                served.end(Status.CANCELLED);
+            }
+        }
+
+        @Override
+        public void onComplete() {
+            try {
+                super.onComplete();
+            } finally {
+                served.end(Status.OK);
+            }
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** The interceptors behind {@link dev.grpcops.tracing.GrpcTracing}. Not API. */
+package dev.grpcops.tracing.internal;

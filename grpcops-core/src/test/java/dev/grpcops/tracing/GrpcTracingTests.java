@@ -1,0 +1,186 @@
+package dev.grpcops.tracing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.proto.chain.v1.QuoteReply;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.MetadataUtils;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Spans, parents, attributes and propagation of {@link GrpcTracing} over two real in-process hops. */
+@Timeout(30)
+class GrpcTracingTests {
+
+    private static final String QUOTE = "chain.v1.Pricing/Quote";
+    private static final String CHECK = "chain.v1.Stock/Check";
+
+    private static String attribute(SpanData span, String key) {
+        return span.getAttributes().get(AttributeKey.stringKey(key));
+    }
+
+    private static double number(SpanData span, String key) {
+        Double value = span.getAttributes().get(AttributeKey.doubleKey(key));
+        assertThat(value).as("%s of %s", key, span).isNotNull();
+        return value;
+    }
+
+    private static SpanData one(TracedChain chain, String name, SpanKind kind) {
+        List<SpanData> found = chain.named(name).stream()
+                .filter(span -> span.getKind() == kind)
+                .toList();
+        assertThat(found).as("%s %s in %s", kind, name, chain.spans).hasSize(1);
+        return found.get(0);
+    }
+
+    private static void awaitSpans(TracedChain chain, int count) {
+        await("%d spans".formatted(count)).atMost(Duration.ofSeconds(10)).until(() -> chain.spans.size() >= count);
+    }
+
+    @Test
+    void aSampledCallIsOneTraceParentedHopByHopWithTheBudgetOnItsSpans() throws Exception {
+        for (boolean fromTimer : new boolean[] {false, true}) {
+            try (TracedChain chain = new TracedChain(Sampler.alwaysOn(), fromTimer)) {
+                QuoteReply reply = chain.pricing()
+                        .withDeadlineAfter(1000, TimeUnit.MILLISECONDS)
+                        .quote(QuoteRequest.newBuilder().setSku("a").build());
+                assertThat(reply.getQty()).isEqualTo(3);
+                awaitSpans(chain, 3);
+
+                SpanData served = one(chain, QUOTE, SpanKind.SERVER);
+                SpanData attempt = one(chain, CHECK, SpanKind.CLIENT);
+                SpanData stock = one(chain, CHECK, SpanKind.SERVER);
+                assertThat(served.getParentSpanContext().isValid())
+                        .as("the test's call sends no trace context: Pricing starts the trace")
+                        .isFalse();
+                assertThat(attempt.getParentSpanId())
+                        .as("the attempt is the served call's child, started from the timer: " + fromTimer)
+                        .isEqualTo(served.getSpanId());
+                assertThat(stock.getParentSpanId()).isEqualTo(attempt.getSpanId());
+                assertThat(stock.getParentSpanContext().isRemote()).isTrue();
+                assertThat(List.of(attempt.getTraceId(), stock.getTraceId())).containsOnly(served.getTraceId());
+
+                assertThat(number(served, "grpcops.budget.remaining_ms")).isCloseTo(1000, within(100.0));
+                assertThat(number(served, "grpcops.budget.reserve_ms")).isEqualTo(200.0);
+                assertThat(served.getAttributes().get(AttributeKey.booleanKey("grpcops.budget.defaulted")))
+                        .isFalse();
+                assertThat(number(served, "grpcops.admission.wait_ms")).isBetween(0.0, 1000.0);
+                assertThat(attribute(served, "test.sku")).as("CallTags").isEqualTo("a");
+                assertThat(number(attempt, "grpcops.deadline_ms")).isCloseTo(800, within(100.0));
+                assertThat(attempt.getAttributes().get(AttributeKey.longKey("grpcops.attempt")))
+                        .isZero();
+                assertThat(attribute(served, "rpc.system")).isEqualTo("grpc");
+                assertThat(attribute(served, "rpc.service")).isEqualTo("chain.v1.Pricing");
+                assertThat(attribute(served, "rpc.method")).isEqualTo("Quote");
+                assertThat(served.getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code")))
+                        .isZero();
+                assertThat(List.of(
+                                served.getStatus().getStatusCode(),
+                                attempt.getStatus().getStatusCode()))
+                        .containsOnly(StatusCode.UNSET);
+                assertThat(chain.stockTraced).containsExactly("true");
+            }
+        }
+    }
+
+    @Test
+    void anUnsampledTraceRecordsNothingAndTellsTheNextHopNotToSample() throws Exception {
+        try (TracedChain chain = new TracedChain(Sampler.parentBased(Sampler.alwaysOff()), false)) {
+            chain.pricing()
+                    .withDeadlineAfter(1, TimeUnit.SECONDS)
+                    .quote(QuoteRequest.newBuilder().setSku("a").build());
+            assertThat(chain.spans).isEmpty();
+            assertThat(chain.stockTraced).containsExactly("false");
+            // No attempt span is made: the served call's own context goes down, marked "not sampled".
+            SpanContext served = chain.pricingServed.get(0);
+            assertThat(served.isValid()).isTrue();
+            assertThat(served.isSampled()).isFalse();
+            assertThat(chain.stockHeaders.get(0).get(TracedChain.TRACEPARENT))
+                    .isEqualTo("00-" + served.getTraceId() + "-" + served.getSpanId() + "-00");
+        }
+    }
+
+    @Test
+    void aServedCallIsTheChildOfTheTraceContextItArrivedWith() throws Exception {
+        try (TracedChain chain = new TracedChain(Sampler.parentBased(Sampler.alwaysOff()), false)) {
+            Metadata headers = new Metadata();
+            String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+            headers.put(TracedChain.TRACEPARENT, "00-" + traceId + "-00f067aa0ba902b7-01");
+            chain.pricing()
+                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+                    .withDeadlineAfter(1, TimeUnit.SECONDS)
+                    .quote(QuoteRequest.newBuilder().setSku("a").build());
+            // Sampled upstream: the parent-based sampler follows the caller's decision.
+            awaitSpans(chain, 3);
+            SpanData served = one(chain, QUOTE, SpanKind.SERVER);
+            assertThat(served.getTraceId()).isEqualTo(traceId);
+            assertThat(served.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
+            assertThat(served.getParentSpanContext().isRemote()).isTrue();
+        }
+    }
+
+    @Test
+    void failuresAndCancellationsEndTheSpansWithTheirStatus() throws Exception {
+        try (TracedChain chain = new TracedChain(Sampler.alwaysOn(), false)) {
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> chain.pricing()
+                            .withDeadlineAfter(1, TimeUnit.SECONDS)
+                            .quote(QuoteRequest.newBuilder().setSku("fail").build()));
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            awaitSpans(chain, 3);
+            for (SpanData span : chain.spans) {
+                assertThat(span.getStatus().getStatusCode()).as(span.toString()).isEqualTo(StatusCode.ERROR);
+                assertThat(span.getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code")))
+                        .isEqualTo((long) Status.Code.UNAVAILABLE.value());
+            }
+            assertThat(one(chain, QUOTE, SpanKind.SERVER).getStatus().getDescription())
+                    .isEqualTo("UNAVAILABLE: stock is down");
+
+            chain.spans.clear();
+            ListenableFuture<QuoteReply> hanging = chain.pricingFuture()
+                    .quote(QuoteRequest.newBuilder().setSku("hang").build());
+            await().atMost(Duration.ofSeconds(10)).until(() -> chain.stockTraced.size() == 2);
+            hanging.cancel(true);
+            // Cancelled by its caller, the served call never closes: its span ends all the same.
+            awaitSpans(chain, 3);
+            assertThat(one(chain, QUOTE, SpanKind.SERVER)
+                            .getAttributes()
+                            .get(AttributeKey.longKey("rpc.grpc.status_code")))
+                    .isEqualTo((long) Status.Code.CANCELLED.value());
+            assertThat(chain.spans)
+                    .allSatisfy(span -> assertThat(span.hasEnded()).isTrue());
+        }
+    }
+
+    @Test
+    void healthAndWarmUpCallsAreNotTraced() throws Exception {
+        try (TracedChain chain = new TracedChain(Sampler.alwaysOn(), false)) {
+            chain.pricing()
+                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(TracedChain.warmUp()))
+                    .withDeadlineAfter(1, TimeUnit.SECONDS)
+                    .quote(QuoteRequest.newBuilder().setSku("warm").build());
+            assertThat(chain.spans).isEmpty();
+            assertThat(chain.pricingServed).isEmpty();
+            assertThat(chain.stockHeaders.get(0).containsKey(TracedChain.TRACEPARENT))
+                    .isFalse();
+            assertThat(chain.stockTraced).containsExactly("false");
+        }
+    }
+}
