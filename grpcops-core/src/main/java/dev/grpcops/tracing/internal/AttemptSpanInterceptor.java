@@ -15,7 +15,6 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import java.util.concurrent.TimeUnit;
@@ -126,11 +125,7 @@ public final class AttemptSpanInterceptor implements ClientInterceptor {
         public void onClose(Status status, Metadata trailers) {
             attempt.setAttribute(ServedSpan.STATUS_CODE, (long) status.getCode().value());
             if (!status.isOk()) {
-                attempt.setStatus(
-                        StatusCode.ERROR,
-                        status.getDescription() == null
-                                ? status.getCode().name()
-                                : status.getCode() + ": " + status.getDescription());
+                ServedSpan.markError(attempt, status);
             }
             attempt.end();
             super.onClose(status, trailers);

@@ -77,12 +77,17 @@ public final class ServedSpan {
         }
         span.setAttribute(STATUS_CODE, (long) status.getCode().value());
         if (SERVER_ERRORS.contains(status.getCode())) {
-            span.setStatus(
-                    StatusCode.ERROR,
-                    status.getDescription() == null
-                            ? status.getCode().name()
-                            : status.getCode() + ": " + status.getDescription());
+            markError(span, status);
         }
         span.end();
+    }
+
+    /** The span is an error, described by the call's status code and description. */
+    static void markError(Span span, Status status) {
+        span.setStatus(
+                StatusCode.ERROR,
+                status.getDescription() == null
+                        ? status.getCode().name()
+                        : status.getCode() + ": " + status.getDescription());
     }
 }
