@@ -2,6 +2,7 @@ package dev.grpcops.internal;
 
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The one daemon thread that runs the library's timers: admission's queue time-outs, pushed-back
@@ -12,10 +13,25 @@ public final class SharedScheduler {
 
     private static final ScheduledExecutorService INSTANCE = create();
 
+    /** One tick: hedge delays are 2 ms and up, pushback is in milliseconds. */
+    private static final long COARSE_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private SharedScheduler() {}
 
     public static ScheduledExecutorService get() {
         return INSTANCE;
+    }
+
+    /**
+     * The timer of hedges and pushed-back retries: a task per hedged call, nearly all cancelled
+     * before they fire, on a {@link CoarseTimer} that wakes at most once a millisecond.
+     */
+    public static ScheduledExecutorService coarse() {
+        return Coarse.INSTANCE;
+    }
+
+    private static final class Coarse {
+        static final ScheduledExecutorService INSTANCE = new CoarseTimer("grpcops-hedge-timer", COARSE_TICK_NANOS);
     }
 
     private static ScheduledExecutorService create() {

@@ -19,7 +19,7 @@ import java.util.Objects;
 public record Hedging(double percentile, Duration minDelay, Duration maxDelay, int minSamples, double maxExtraPercent) {
 
     /**
-     * Hedge after the 99.5th percentile of the last 512 answers (a few calls in a thousand in steady
+     * Hedge after the 99.5th percentile of the last 30 s of answers (a few calls in a thousand in steady
      * state, so that most of the 5 % cap is left for when a replica turns bad); 2 ms to 1 s; 200
      * answers first; at most 5 % more calls.
      */
@@ -37,8 +37,9 @@ public record Hedging(double percentile, Duration minDelay, Duration maxDelay, i
             throw new IllegalArgumentException(
                     "max-delay must be at least min-delay (" + minDelay + ") and at most 1m, got " + maxDelay);
         }
-        if (minSamples < 1 || minSamples > LatencyWindow.SIZE) {
-            throw new IllegalArgumentException("min-samples must be 1-" + LatencyWindow.SIZE + ", got " + minSamples);
+        if (minSamples < 1 || minSamples > LatencyWindow.MAX_MIN_SAMPLES) {
+            throw new IllegalArgumentException(
+                    "min-samples must be 1-" + LatencyWindow.MAX_MIN_SAMPLES + ", got " + minSamples);
         }
         if (!(maxExtraPercent >= 0 && maxExtraPercent <= 100)) {
             throw new IllegalArgumentException("max-extra-percent must be 0-100, got " + maxExtraPercent);

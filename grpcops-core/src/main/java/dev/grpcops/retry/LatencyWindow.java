@@ -1,51 +1,162 @@
 package dev.grpcops.retry;
 
-import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 
 /**
- * A target's last {@value #SIZE} answer latencies and a percentile of them, recomputed every
- * {@value #EVERY} answers by whichever thread records then (a sort of {@value #SIZE} longs), so that
- * reading it costs a volatile read. Racy by design: a sample may overwrite another under contention,
- * which moves a percentile of hundreds by nothing that matters.
+ * A target's answer latencies of the last {@value #SLOTS} × 10 s in a log-linear histogram (16
+ * buckets per power of two: within 6 %), and a percentile of them, recomputed once a second by
+ * whichever thread records then (and every {@value #EARLY_EVERY} answers until the first estimate),
+ * so that reading it costs a volatile read and recording an increment. A window measured in time,
+ * not in answers (Finagle's windowed histogram): at thousands of answers a second the last few
+ * hundred answers cover milliseconds, and their high percentile follows every passing queue, so that
+ * a tenth of the calls, not a few in a thousand, would outlast it.
  */
 final class LatencyWindow {
 
-    static final int SIZE = 512;
-    private static final int EVERY = 64;
+    /** The most answers a target may be asked to have before its calls are hedged. */
+    static final int MAX_MIN_SAMPLES = 512;
 
-    private final long[] samples = new long[SIZE];
-    private final AtomicLong recorded = new AtomicLong();
-    private final ReentrantLock computing = new ReentrantLock();
+    private static final int SLOTS = 3;
+    private static final long SLOT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final long RECOMPUTE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int EARLY_EVERY = 64;
+    private static final int SUB_BITS = 4;
+    private static final int SUB = 1 << SUB_BITS;
+    /** Microseconds up to 2^30 (about 18 minutes), and one bucket above. */
+    private static final int BUCKETS = (30 - SUB_BITS + 1) * SUB + SUB + 1;
+
     private final double percentile;
-    private volatile long percentileNanos = -1;
+    private final LongSupplier nanoClock;
+    private final AtomicLongArray[] slots = new AtomicLongArray[SLOTS];
+    private final long[] slotStart = new long[SLOTS];
+    private final ReentrantLock computing = new ReentrantLock();
+    /** Answers recorded until the first estimate, which is made every {@value #EARLY_EVERY} of them. */
+    private final AtomicLong early = new AtomicLong();
 
-    LatencyWindow(double percentile) {
+    private volatile long currentSlot;
+    private volatile long nextCompute;
+    private volatile long percentileNanos = -1;
+    private volatile long windowCount;
+
+    LatencyWindow(double percentile, LongSupplier nanoClock) {
         this.percentile = percentile;
+        this.nanoClock = nanoClock;
+        long now = nanoClock.getAsLong();
+        for (int i = 0; i < SLOTS; i++) {
+            slots[i] = new AtomicLongArray(BUCKETS);
+        }
+        this.currentSlot = Math.floorDiv(now, SLOT_NANOS);
+        this.slotStart[(int) Math.floorMod(currentSlot, SLOTS)] = currentSlot;
+        this.nextCompute = now + RECOMPUTE_NANOS;
     }
 
     void record(long nanos) {
-        long n = recorded.getAndIncrement();
-        samples[(int) (n % SIZE)] = nanos;
-        if ((n + 1) % EVERY == 0 && computing.tryLock()) {
+        long now = nanoClock.getAsLong();
+        long slot = Math.floorDiv(now, SLOT_NANOS);
+        if (slot != currentSlot) {
+            rotate(slot);
+        }
+        slots[(int) Math.floorMod(slot, SLOTS)].incrementAndGet(bucket(nanos));
+        boolean due = now - nextCompute >= 0 || (percentileNanos < 0 && early.incrementAndGet() % EARLY_EVERY == 0);
+        if (due && computing.tryLock()) {
             try {
-                int count = (int) Math.min(n + 1, SIZE);
-                long[] copy = Arrays.copyOf(samples, count);
-                Arrays.sort(copy);
-                percentileNanos = copy[(int) Math.min(count - 1, Math.ceil(percentile / 100 * count) - 1)];
+                compute(now);
             } finally {
                 computing.unlock();
             }
         }
     }
 
+    /** Answers in the window when the percentile was last computed (what min-samples is held to). */
     long count() {
-        return recorded.get();
+        return windowCount;
     }
 
-    /** The percentile of the last samples, or -1 before the first {@value #EVERY} of them. */
+    /** The percentile of the window, or -1 before the first estimate. */
     long percentileNanos() {
         return percentileNanos;
+    }
+
+    /** A new 10 s slot: the one it takes the place of (30 s old) is emptied first. */
+    private void rotate(long slot) {
+        computing.lock();
+        try {
+            if (slot == currentSlot) {
+                return;
+            }
+            int index = (int) Math.floorMod(slot, SLOTS);
+            if (slotStart[index] != slot) {
+                AtomicLongArray counts = slots[index];
+                for (int i = 0; i < BUCKETS; i++) {
+                    counts.set(i, 0);
+                }
+                slotStart[index] = slot;
+            }
+            currentSlot = slot;
+        } finally {
+            computing.unlock();
+        }
+    }
+
+    private void compute(long now) {
+        long slot = currentSlot;
+        long[] sums = new long[BUCKETS];
+        long total = 0;
+        for (int s = 0; s < SLOTS; s++) {
+            if (slot - slotStart[s] >= SLOTS) {
+                continue; // older than the window (not yet emptied)
+            }
+            AtomicLongArray counts = slots[s];
+            for (int i = 0; i < BUCKETS; i++) {
+                long c = counts.get(i);
+                sums[i] += c;
+                total += c;
+            }
+        }
+        nextCompute = now + RECOMPUTE_NANOS;
+        windowCount = total;
+        if (total == 0) {
+            return;
+        }
+        long rank = (long) Math.ceil(percentile / 100 * total);
+        long seen = 0;
+        for (int i = 0; i < BUCKETS; i++) {
+            seen += sums[i];
+            if (seen >= rank) {
+                percentileNanos = TimeUnit.MICROSECONDS.toNanos(upperMicros(i));
+                return;
+            }
+        }
+    }
+
+    /** The bucket of a latency: microseconds below 16 exactly, then 16 per power of two. */
+    static int bucket(long nanos) {
+        long micros = Math.max(0, nanos / 1000);
+        if (micros < SUB) {
+            return (int) micros;
+        }
+        int exponent = 63 - Long.numberOfLeadingZeros(micros);
+        if (exponent > 30) {
+            return BUCKETS - 1;
+        }
+        int mantissa = (int) (micros >>> (exponent - SUB_BITS)) & (SUB - 1);
+        return (exponent - SUB_BITS + 1) * SUB + mantissa;
+    }
+
+    /** The largest latency, in microseconds, that falls in bucket {@code index}. */
+    static long upperMicros(int index) {
+        if (index < SUB) {
+            return index;
+        }
+        if (index == BUCKETS - 1) {
+            return Long.MAX_VALUE / 1000;
+        }
+        int exponent = index / SUB + SUB_BITS - 1;
+        int mantissa = index % SUB;
+        return ((long) (SUB + mantissa + 1) << (exponent - SUB_BITS)) - 1;
     }
 }

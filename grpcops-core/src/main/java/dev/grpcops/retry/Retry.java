@@ -80,7 +80,8 @@ public final class Retry {
         this.hedging = builder.hedging;
         this.latencies = hedging == null
                 ? null
-                : new Targets<>(target -> new LatencyWindow(hedging.percentile()), (target, window) -> {});
+                : new Targets<>(
+                        target -> new LatencyWindow(hedging.percentile(), builder.nanoClock), (target, window) -> {});
         this.hedgeBudget = hedging == null
                 ? null
                 : RetryBudget.builder()
@@ -669,7 +670,7 @@ public final class Retry {
         private final BudgetRules rules;
         private RetryLimiter limiter;
         private RetryListener listener = RetryListener.NONE;
-        private ScheduledExecutorService scheduler = SharedScheduler.get();
+        private ScheduledExecutorService scheduler = SharedScheduler.coarse();
         private LongSupplier nanoClock = System::nanoTime;
         private Hedging hedging;
 
@@ -690,8 +691,9 @@ public final class Retry {
         }
 
         /**
-         * Starts a pushed-back retry when its delay is over; the task only starts the call, it never
-         * waits for it. The library's one shared timer thread by default.
+         * Starts a pushed-back retry or a hedge when its delay is over; the task only starts the call,
+         * it never waits for it. By default the library's shared hedge timer, which runs a task up to
+         * a millisecond late and wakes at most once a millisecond however many calls are hedged.
          */
         public Builder scheduler(ScheduledExecutorService scheduler) {
             this.scheduler = Objects.requireNonNull(scheduler, "scheduler");

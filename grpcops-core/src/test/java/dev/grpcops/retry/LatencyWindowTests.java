@@ -1,0 +1,86 @@
+package dev.grpcops.retry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** The hedge delay's estimate: a percentile of the last 30 s of answers, on a fake clock. */
+class LatencyWindowTests {
+
+    private final AtomicLong now = new AtomicLong(TimeUnit.HOURS.toNanos(1));
+
+    private static long ms(double millis) {
+        return (long) (millis * 1_000_000);
+    }
+
+    private void advance(double millis) {
+        now.addAndGet(ms(millis));
+    }
+
+    @Test
+    void bucketsHoldEveryLatencyWithinSixPercent() {
+        for (long micros :
+                new long[] {0, 1, 15, 16, 17, 31, 32, 33, 100, 999, 1000, 1023, 1024, 12_345, 987_654, 60_000_000}) {
+            long upper = LatencyWindow.upperMicros(LatencyWindow.bucket(micros * 1000));
+            assertThat(upper).as("bucket of %d µs", micros).isGreaterThanOrEqualTo(micros);
+            assertThat(upper).as("bucket of %d µs", micros).isLessThanOrEqualTo(Math.max(micros, (long)
+                    (micros * 1.0625)));
+        }
+        assertThat(LatencyWindow.bucket(Long.MAX_VALUE)).isEqualTo(LatencyWindow.bucket(Long.MAX_VALUE / 2));
+    }
+
+    @Test
+    void thePercentileOfTheAnswersSeenAfterTheFirst64() {
+        LatencyWindow window = new LatencyWindow(99, now::get);
+        for (int i = 0; i < 63; i++) {
+            window.record(ms(1));
+        }
+        assertThat(window.percentileNanos()).as("no estimate before 64 answers").isEqualTo(-1);
+        window.record(ms(1));
+        assertThat(window.count()).isEqualTo(64);
+        assertThat(window.percentileNanos()).isBetween(ms(1), ms(1.07));
+
+        // 1000 answers, one in a hundred slow: once a second passes, the 99th percentile is the fast ones'.
+        for (int i = 0; i < 1000; i++) {
+            advance(1);
+            window.record(i % 100 == 0 ? ms(200) : ms(2));
+        }
+        assertThat(window.percentileNanos()).isBetween(ms(2), ms(2.13));
+        assertThat(window.count()).isGreaterThan(900);
+    }
+
+    @Test
+    void aBusyMinuteDoesNotMoveTheEstimateBetweenRecomputations() {
+        LatencyWindow window = new LatencyWindow(99.5, now::get);
+        for (int i = 0; i < 2000; i++) {
+            window.record(ms(3));
+        }
+        long estimate = window.percentileNanos();
+        // A burst of slow answers within the same second: the estimate waits for the second to pass.
+        for (int i = 0; i < 500; i++) {
+            window.record(ms(50));
+        }
+        assertThat(window.percentileNanos()).isEqualTo(estimate);
+        advance(1001);
+        window.record(ms(3));
+        assertThat(window.percentileNanos()).isGreaterThanOrEqualTo(ms(50));
+    }
+
+    @Test
+    void answersOlderThanTheWindowAreForgotten() {
+        LatencyWindow window = new LatencyWindow(50, now::get);
+        for (int i = 0; i < 1000; i++) {
+            window.record(ms(100));
+        }
+        assertThat(window.percentileNanos()).isGreaterThanOrEqualTo(ms(100));
+        // 40 s of fast answers, ten a second: after 30 s the slow ones are out of every slot.
+        for (int i = 0; i < 400; i++) {
+            advance(100);
+            window.record(ms(1));
+        }
+        assertThat(window.percentileNanos()).isBetween(ms(1), ms(1.07));
+        assertThat(window.count()).isBetween(200L, 310L);
+    }
+}
