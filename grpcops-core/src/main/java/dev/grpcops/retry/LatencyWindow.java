@@ -7,21 +7,31 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
 /**
- * A target's answer latencies of the last {@value #SLOTS} × 10 s in a log-linear histogram (16
- * buckets per power of two: within 6 %), and a percentile of them, recomputed once a second by
+ * A target's answer latencies of the last {@value #SLOTS} s in a log-linear histogram per second (16
+ * buckets per power of two: within 6 %), and a percentile of the newest of them: as many whole
+ * seconds as it takes for {@value #TAIL_ANSWERS} answers to lie above the percentile (at 99.5, 2000
+ * answers), at least the last whole one and at most all {@value #SLOTS}. Recomputed once a second by
  * whichever thread records then (and every {@value #EARLY_EVERY} answers until the first estimate),
- * so that reading it costs a volatile read and recording an increment. A window measured in time,
- * not in answers (Finagle's windowed histogram): at thousands of answers a second the last few
- * hundred answers cover milliseconds, and their high percentile follows every passing queue, so that
- * a tenth of the calls, not a few in a thousand, would outlast it.
+ * so that reading it costs a volatile read and recording an increment.
+ *
+ * <p>A window measured in time, not in answers (Finagle's windowed histogram): at thousands of
+ * answers a second the last few hundred cover milliseconds, and their high percentile follows every
+ * passing queue, so that a tenth of the calls, not a few in a thousand, would outlast it. Only the
+ * seconds it needs: a just-started process's slow first answers (its code not yet compiled) leave
+ * the estimate as soon as enough newer ones are in, instead of holding the delay above every
+ * healthy answer for half a minute, while a target called a few times a second is judged on up to
+ * {@value #SLOTS} s of them.
  */
 final class LatencyWindow {
 
     /** The most answers a target may be asked to have before its calls are hedged. */
     static final int MAX_MIN_SAMPLES = 512;
 
-    private static final int SLOTS = 3;
-    private static final long SLOT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final int SLOTS = 30;
+    private static final long SLOT_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Answers above the percentile the estimate rests on: enough that a few more or less barely move it. */
+    private static final int TAIL_ANSWERS = 10;
+
     private static final long RECOMPUTE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final int EARLY_EVERY = 64;
     private static final int SUB_BITS = 4;
@@ -30,6 +40,9 @@ final class LatencyWindow {
     private static final int BUCKETS = (30 - SUB_BITS + 1) * SUB + SUB + 1;
 
     private final double percentile;
+    /** Answers the estimate wants: {@value #TAIL_ANSWERS} of them above the percentile. */
+    private final long wanted;
+
     private final LongSupplier nanoClock;
     private final AtomicLongArray[] slots = new AtomicLongArray[SLOTS];
     private final long[] slotStart = new long[SLOTS];
@@ -44,10 +57,12 @@ final class LatencyWindow {
 
     LatencyWindow(double percentile, LongSupplier nanoClock) {
         this.percentile = percentile;
+        this.wanted = (long) Math.ceil(TAIL_ANSWERS * 100 / (100 - percentile));
         this.nanoClock = nanoClock;
         long now = nanoClock.getAsLong();
         for (int i = 0; i < SLOTS; i++) {
             slots[i] = new AtomicLongArray(BUCKETS);
+            slotStart[i] = Long.MIN_VALUE;
         }
         this.currentSlot = Math.floorDiv(now, SLOT_NANOS);
         this.slotStart[(int) Math.floorMod(currentSlot, SLOTS)] = currentSlot;
@@ -71,7 +86,7 @@ final class LatencyWindow {
         }
     }
 
-    /** Answers in the window when the percentile was last computed (what min-samples is held to). */
+    /** Answers of the last {@value #SLOTS} s when the percentile was last computed (what min-samples is held to). */
     long count() {
         return windowCount;
     }
@@ -81,12 +96,12 @@ final class LatencyWindow {
         return percentileNanos;
     }
 
-    /** A new 10 s slot: the one it takes the place of (30 s old) is emptied first. */
+    /** A new second: the slot it takes the place of ({@value #SLOTS} s old) is emptied first. */
     private void rotate(long slot) {
         computing.lock();
         try {
-            if (slot == currentSlot) {
-                return;
+            if (slot - currentSlot <= 0) {
+                return; // rotated already, or a recording thread's clock read before the rotation
             }
             int index = (int) Math.floorMod(slot, SLOTS);
             if (slotStart[index] != slot) {
@@ -105,24 +120,31 @@ final class LatencyWindow {
     private void compute(long now) {
         long slot = currentSlot;
         long[] sums = new long[BUCKETS];
+        long summed = 0;
         long total = 0;
-        for (int s = 0; s < SLOTS; s++) {
-            if (slot - slotStart[s] >= SLOTS) {
-                continue; // older than the window (not yet emptied)
+        // Newest second first; older ones while the estimate still wants answers.
+        for (int age = 0; age < SLOTS; age++) {
+            int index = (int) Math.floorMod(slot - age, SLOTS);
+            if (slotStart[index] != slot - age) {
+                continue; // nothing recorded in that second
             }
-            AtomicLongArray counts = slots[s];
+            AtomicLongArray counts = slots[index];
+            boolean summing = age <= 1 || summed < wanted;
             for (int i = 0; i < BUCKETS; i++) {
                 long c = counts.get(i);
-                sums[i] += c;
                 total += c;
+                if (summing) {
+                    sums[i] += c;
+                    summed += c;
+                }
             }
         }
         nextCompute = now + RECOMPUTE_NANOS;
         windowCount = total;
-        if (total == 0) {
+        if (summed == 0) {
             return;
         }
-        long rank = (long) Math.ceil(percentile / 100 * total);
+        long rank = (long) Math.ceil(percentile / 100 * summed);
         long seen = 0;
         for (int i = 0; i < BUCKETS; i++) {
             seen += sums[i];

@@ -81,7 +81,11 @@ public final class Retry {
         this.latencies = hedging == null
                 ? null
                 : new Targets<>(
-                        target -> new LatencyWindow(hedging.percentile(), builder.nanoClock), (target, window) -> {});
+                        target -> new LatencyWindow(hedging.percentile(), builder.nanoClock),
+                        (target, window) -> listener.hedgeDelay(target, () -> {
+                            long delay = hedgeDelayNanos(window);
+                            return delay < 0 ? Double.NaN : delay / 1e9;
+                        }));
         this.hedgeBudget = hedging == null
                 ? null
                 : RetryBudget.builder()
@@ -164,7 +168,11 @@ public final class Retry {
         if (hedging == null || budget.arrivedAsRetry()) {
             return -1; // another hop is retrying or hedging this call already: one hop does
         }
-        LatencyWindow window = latencies.get(target);
+        return hedgeDelayNanos(latencies.get(target));
+    }
+
+    /** The hedge delay {@code window} gives now, or -1 before it knows enough. */
+    private long hedgeDelayNanos(LatencyWindow window) {
         long percentile = window.count() < hedging.minSamples() ? -1 : window.percentileNanos();
         if (percentile < 0) {
             return -1; // nothing learned yet: no guess

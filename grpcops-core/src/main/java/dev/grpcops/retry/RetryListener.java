@@ -20,6 +20,13 @@ public interface RetryListener {
      */
     default void tokens(String target, DoubleSupplier tokens) {}
 
+    /**
+     * {@link Retry#hedged} learns a new {@code target}'s latency; {@code seconds} reads the delay after
+     * which its calls are hedged now ({@code NaN} while too few answers are known to hedge), cheap and
+     * thread-safe, for a gauge. Called once per target, for at most 65 of them.
+     */
+    default void hedgeDelay(String target, DoubleSupplier seconds) {}
+
     /** A call to {@code target} that may be hedged was made (what the share of hedges is a share of). */
     default void hedgeable(String target) {}
 

@@ -67,6 +67,32 @@ class HedgingTests {
     }
 
     @Test
+    void theListenerReadsTheDelayHedgesFollowOnceEnoughAnswersAreKnown() {
+        Map<String, java.util.function.DoubleSupplier> delays = new ConcurrentHashMap<>();
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(HEDGING)
+                .limiter(RetryLimiter.unlimited())
+                .listener(new RetryListener() {
+                    @Override
+                    public void hedgeDelay(String target, java.util.function.DoubleSupplier seconds) {
+                        delays.put(target, seconds);
+                    }
+                })
+                .build();
+        retry.hedged(() -> Futures.immediateFuture("first"));
+        assertThat(delays).hasSize(1);
+        java.util.function.DoubleSupplier delay = delays.values().iterator().next();
+        assertThat(delay.getAsDouble()).as("too few answers: no hedging").isNaN();
+
+        for (int i = 0; i < 64; i++) {
+            retry.hedged(() -> Futures.immediateFuture("warm"));
+        }
+        // Instant answers: the percentile is below the 10 ms floor.
+        assertThat(delay.getAsDouble()).isEqualTo(0.010);
+        assertThat(delays).as("one gauge per target").hasSize(1);
+    }
+
+    @Test
     void aCallWithoutAnAnswerAfterTheDelayIsHedgedAndTheFirstAnswerWins() throws Exception {
         Retry retry = retry(RetryLimiter.unlimited());
         List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();

@@ -6,7 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** The hedge delay's estimate: a percentile of the last 30 s of answers, on a fake clock. */
+/** The hedge delay's estimate: a percentile of the newest seconds of answers it needs (up to 30), on a fake clock. */
 class LatencyWindowTests {
 
     private final AtomicLong now = new AtomicLong(TimeUnit.HOURS.toNanos(1));
@@ -70,17 +70,46 @@ class LatencyWindowTests {
 
     @Test
     void answersOlderThanTheWindowAreForgotten() {
-        LatencyWindow window = new LatencyWindow(50, now::get);
+        // At 99.5 the estimate wants 2000 answers: at ten a second it takes all 30 s it has.
+        LatencyWindow window = new LatencyWindow(99.5, now::get);
         for (int i = 0; i < 1000; i++) {
             window.record(ms(100));
         }
         assertThat(window.percentileNanos()).isGreaterThanOrEqualTo(ms(100));
-        // 40 s of fast answers, ten a second: after 30 s the slow ones are out of every slot.
-        for (int i = 0; i < 400; i++) {
+        for (int i = 0; i < 290; i++) {
+            advance(100);
+            window.record(ms(1));
+        }
+        assertThat(window.percentileNanos())
+                .as("29 s on: the slow ones still count")
+                .isGreaterThanOrEqualTo(ms(100));
+        // 40 s in all: the slow ones are out of every slot.
+        for (int i = 0; i < 110; i++) {
             advance(100);
             window.record(ms(1));
         }
         assertThat(window.percentileNanos()).isBetween(ms(1), ms(1.07));
-        assertThat(window.count()).isBetween(200L, 310L);
+        assertThat(window.count()).isBetween(290L, 310L);
+    }
+
+    @Test
+    void aColdStartLeavesTheEstimateOnceEnoughNewerAnswersAreIn() {
+        LatencyWindow window = new LatencyWindow(99.5, now::get);
+        // A just-started process: its first 500 answers slow, then a thousand fast ones a second.
+        for (int i = 0; i < 500; i++) {
+            window.record(ms(80));
+        }
+        for (int i = 0; i < 1500; i++) {
+            advance(1);
+            window.record(ms(2));
+        }
+        assertThat(window.percentileNanos()).as("1.5 s on").isGreaterThanOrEqualTo(ms(80));
+        for (int i = 0; i < 2000; i++) {
+            advance(1);
+            window.record(ms(2));
+        }
+        // The newest whole seconds hold the 2000 answers the estimate wants: the slow second is out.
+        assertThat(window.percentileNanos()).as("3.5 s on").isBetween(ms(2), ms(2.13));
+        assertThat(window.count()).as("min-samples still counts all 30 s").isGreaterThanOrEqualTo(3500);
     }
 }

@@ -177,6 +177,8 @@ class TailTests {
             ManagedChannel channel = edge.channel();
             try {
                 load(channel, WARMUP, "warm");
+                warmUntilHedgingIsLearned(policy, channel, pricing);
+                String delaysBefore = hedgeDelays(pricing, edge);
                 setFault(scenario.fault());
                 double[] stockBefore = stockChecks();
                 Map<String, Double> hedgesBefore = hedges(pricing, edge);
@@ -191,11 +193,13 @@ class TailTests {
                 }
                 System.out.printf(
                         Locale.ROOT,
-                        "%s / %s: Stock calls per replica s1..s3 %s; hedges %s%n",
+                        "%s / %s: Stock calls per replica s1..s3 %s; hedges %s; hedge delay ms before %s, after %s%n",
                         policy,
                         scenario.name(),
                         Arrays.toString(perReplica),
-                        hedges);
+                        hedges,
+                        delaysBefore,
+                        hedgeDelays(pricing, edge));
                 return measured.result(
                         policy, scenario.name(), Arrays.stream(perReplica).sum());
             } finally {
@@ -241,6 +245,37 @@ class TailTests {
             }
         }
         return counts;
+    }
+
+    /**
+     * A process just started answers slowly for a while (its code not yet compiled), and the hedge
+     * delay follows its recent answers: the faults are injected once Pricing hedges Stock calls
+     * within a quarter of the slow replica's 200 ms, as a service running for a while does.
+     */
+    private static void warmUntilHedgingIsLearned(String policy, ManagedChannel channel, ServiceProcess pricing)
+            throws InterruptedException {
+        if (policy.equals("old")) {
+            return; // no hedging
+        }
+        for (int second = 0; second < 60; second++) {
+            double delay = Prometheus.sum(pricing.metrics(), "grpc_hedge_delay_seconds");
+            if (delay <= 0.05) {
+                System.out.printf(
+                        Locale.ROOT, "%s: hedge delay %.1f ms after %d s more warm-up%n", policy, delay * 1000, second);
+                return;
+            }
+            load(channel, Duration.ofSeconds(1), "warm" + second);
+        }
+        throw new IllegalStateException("Pricing's hedge delay still above 50 ms after a minute of Checkouts");
+    }
+
+    /** The hedge delay each upper hop applies now, in ms ({@code grpc_hedge_delay_seconds}). */
+    private static String hedgeDelays(ServiceProcess pricing, ServiceProcess edge) {
+        return String.format(
+                Locale.ROOT,
+                "pricing %.1f, edge %.1f",
+                1000 * Prometheus.sum(pricing.metrics(), "grpc_hedge_delay_seconds"),
+                1000 * Prometheus.sum(edge.metrics(), "grpc_hedge_delay_seconds"));
     }
 
     /** Checkouts at {@link #RATE} per second for {@code length}, each with its own SKUs. */

@@ -15,7 +15,8 @@ import java.util.function.DoubleSupplier;
  * The retries' metrics, in Micrometer. Prometheus names: {@code grpc_budget_retries_total{outcome}}
  * (attempted, refused, throttled, pushback), {@code grpc_retry_tokens{target}} (the token bucket
  * per downstream target, at most 65) and {@code grpc_hedges_total{target,outcome}} (sent, won, lost,
- * throttled, refused) with {@code grpc_hedgeable_calls_total{target}}. Counters are built once: an
+ * throttled, refused) with {@code grpc_hedgeable_calls_total{target}} and the delay they follow,
+ * {@code grpc_hedge_delay_seconds{target}} (NaN until enough answers are known). Counters are built once: an
  * outcome costs a look-up and an increment.
  */
 final class MicrometerRetryListener implements RetryListener {
@@ -83,6 +84,17 @@ final class MicrometerRetryListener implements RetryListener {
         Gauge.builder("grpc.retry.tokens", tokens, DoubleSupplier::getAsDouble)
                 .description("Tokens in the retry token bucket for a downstream target (extra attempts stop at half)")
                 .tag("target", target)
+                .strongReference(true)
+                .register(registry);
+    }
+
+    @Override
+    public void hedgeDelay(String target, DoubleSupplier seconds) {
+        Gauge.builder("grpc.hedge.delay", seconds, DoubleSupplier::getAsDouble)
+                .description(
+                        "The delay after which a call to a downstream target is hedged now (NaN: too few answers known)")
+                .tag("target", target)
+                .baseUnit("seconds")
                 .strongReference(true)
                 .register(registry);
     }

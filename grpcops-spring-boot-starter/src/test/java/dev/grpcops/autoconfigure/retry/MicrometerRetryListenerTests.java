@@ -77,4 +77,21 @@ class MicrometerRetryListenerTests {
                         .count())
                 .isEqualTo(1);
     }
+
+    @Test
+    void gaugesTheHedgeDelayPerTargetInSeconds() {
+        double[] seconds = {Double.NaN};
+        listener.hedgeDelay("stock:50061", () -> seconds[0]);
+        assertThat(registry.get("grpc.hedge.delay")
+                        .tag("target", "stock:50061")
+                        .gauge()
+                        .value())
+                .isNaN();
+        seconds[0] = 0.0042;
+        assertThat(registry.get("grpc.hedge.delay")
+                        .tag("target", "stock:50061")
+                        .gauge()
+                        .value())
+                .isEqualTo(0.0042);
+    }
 }
