@@ -2,7 +2,7 @@
 # The chain's throughput against the same chain written by hand in plain grpc-java (design §12),
 # side by side in one run on this machine:
 #
-#   scripts/bench.sh [--duration 20s] [--warmup 10s] [--concurrency 64] [--skus 3] [--out FILE]
+#   scripts/bench.sh [--duration 20s] [--warmup 90s] [--concurrency 64] [--skus 3] [--out FILE]
 #                    [--connections 8] [--rounds 1] [--only a,b,c] [--build]
 #
 # Contenders, one after another, each as three processes on loopback:
@@ -23,7 +23,8 @@
 #
 # Options:
 #   --duration D     measured period (default 20s; N, Ns or Nm)
-#   --warmup D       warm-up before it, same load (default 10s)
+#   --warmup D       warm-up before it, same load (default 90s: under this load the JIT compiler
+#                    is busy for the first 60-90 s on two cores, and a shorter one measures it)
 #   --concurrency N  Checkouts in flight at once (default 64)
 #   --connections N  connections to Edge the calls are spread over (default 8)
 #   --skus N         SKUs per Checkout (default 3: a, b, c)
@@ -77,7 +78,7 @@ seconds_of() { # 20s | 20 | 1m -> whole seconds
   fi
 }
 
-DURATION=20 WARMUP=10 CONCURRENCY=64 CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false SINK_PORT=""
+DURATION=20 WARMUP=90 CONCURRENCY=64 CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false SINK_PORT=""
 COMMAND="scripts/bench.sh"
 for a in "$@"; do
   if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then COMMAND+=" $a"; else COMMAND+=" $(printf '%q' "$a")"; fi

@@ -1,5 +1,7 @@
 package dev.grpcops.systemtest;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.sun.net.httpserver.HttpServer;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.common.v1.AnyValue;
@@ -16,11 +18,14 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 
-/** An OTLP/HTTP trace receiver, as a collector is one: POST /v1/traces, protobuf in, 200 out. */
-final class OtlpReceiver implements AutoCloseable {
+/**
+ * An OTLP/HTTP trace receiver, as a collector is one: POST /v1/traces, protobuf in, 200 out. Shared
+ * with the container tests (this module's test jar).
+ */
+public final class OtlpReceiver implements AutoCloseable {
 
     /** One received span, with the service that sent it and its attributes as strings. */
-    record ReceivedSpan(
+    public record ReceivedSpan(
             String service,
             String traceId,
             String spanId,
@@ -29,16 +34,22 @@ final class OtlpReceiver implements AutoCloseable {
             Span.SpanKind kind,
             Map<String, String> attributes) {
 
-        String attribute(String key) {
+        public String attribute(String key) {
             return attributes.get(key);
         }
     }
 
-    final List<ReceivedSpan> spans = new CopyOnWriteArrayList<>();
+    public final List<ReceivedSpan> spans = new CopyOnWriteArrayList<>();
     private final HttpServer server;
 
+    /** On 127.0.0.1. */
     OtlpReceiver(int port) throws IOException {
-        server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+        this("127.0.0.1", port);
+    }
+
+    /** On {@code host}: a container network's gateway, for exporters in containers. */
+    public OtlpReceiver(String host, int port) throws IOException {
+        server = HttpServer.create(new InetSocketAddress(host, port), 0);
         server.createContext("/v1/traces", exchange -> {
             try (InputStream body = exchange.getRequestBody()) {
                 ExportTraceServiceRequest request = ExportTraceServiceRequest.parseFrom(body);
@@ -71,12 +82,49 @@ final class OtlpReceiver implements AutoCloseable {
         server.start();
     }
 
-    int port() {
+    public int port() {
         return server.getAddress().getPort();
     }
 
     String endpoint() {
         return "http://127.0.0.1:" + port() + "/v1/traces";
+    }
+
+    /**
+     * Every span of the first trace received whose root is Edge serving a Checkout that arrived with
+     * less than {@code budgetMs} of budget (one made with a shorter deadline than the warm-up calls').
+     */
+    public List<ReceivedSpan> checkoutTrace(double budgetMs) {
+        return spans.stream()
+                .filter(span -> span.service().equals("edge-service")
+                        && span.kind() == Span.SpanKind.SPAN_KIND_SERVER
+                        && span.parentSpanId().isEmpty()
+                        && span.attribute("grpcops.budget.remaining_ms") != null
+                        && Double.parseDouble(span.attribute("grpcops.budget.remaining_ms")) < budgetMs)
+                .map(ReceivedSpan::traceId)
+                .findFirst()
+                .map(traceId -> spans.stream()
+                        .filter(span -> span.traceId().equals(traceId))
+                        .toList())
+                .orElse(List.of());
+    }
+
+    /** The one span of {@code service} of this kind and name in {@code trace}; fails unless there is exactly one. */
+    public static ReceivedSpan one(List<ReceivedSpan> trace, String service, Span.SpanKind kind, String name) {
+        List<ReceivedSpan> found = trace.stream()
+                .filter(span -> span.service().equals(service)
+                        && span.kind() == kind
+                        && span.name().equals(name))
+                .toList();
+        assertThat(found).as("%s %s %s in %s", service, kind, name, trace).hasSize(1);
+        return found.get(0);
+    }
+
+    /** A numeric attribute of {@code span}; fails when it has none. */
+    public static double ms(ReceivedSpan span, String attribute) {
+        String value = span.attribute(attribute);
+        assertThat(value).as("%s of %s", attribute, span).isNotNull();
+        return Double.parseDouble(value);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.grpcops.systemtest;
 
+import static dev.grpcops.systemtest.OtlpReceiver.ms;
+import static dev.grpcops.systemtest.OtlpReceiver.one;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -106,13 +108,13 @@ class TracingTests {
             // Stock's span of this Check, then the trace it belongs to.
             await("the trace of the Checkout")
                     .atMost(Duration.ofSeconds(30))
-                    .until(() -> trace(receiver).stream()
+                    .until(() -> receiver.checkoutTrace(5000).stream()
                                             .filter(span -> span.service().equals("edge-service")
                                                     && span.kind() == SpanKind.SPAN_KIND_SERVER)
                                             .count()
                                     == 1
-                            && trace(receiver).size() >= 5);
-            List<ReceivedSpan> trace = trace(receiver);
+                            && receiver.checkoutTrace(5000).size() >= 5);
+            List<ReceivedSpan> trace = receiver.checkoutTrace(5000);
             ReceivedSpan edgeServed = one(trace, "edge-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Edge/Checkout");
             ReceivedSpan edgeAttempt = one(trace, "edge-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Pricing/Quote");
             ReceivedSpan pricingServed =
@@ -246,38 +248,5 @@ class TracingTests {
         } finally {
             fakeStock.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
-    }
-
-    /** Every span of the trace of the Checkout made with a 1.5 s deadline. */
-    private static List<ReceivedSpan> trace(OtlpReceiver receiver) {
-        // The traced Checkout is the only one whose Edge span is a root with a 1.5 s budget.
-        return receiver.spans.stream()
-                .filter(span -> span.service().equals("edge-service")
-                        && span.kind() == SpanKind.SPAN_KIND_SERVER
-                        && span.parentSpanId().isEmpty()
-                        && span.attribute("grpcops.budget.remaining_ms") != null
-                        && Double.parseDouble(span.attribute("grpcops.budget.remaining_ms")) < 5000)
-                .map(ReceivedSpan::traceId)
-                .findFirst()
-                .map(traceId -> receiver.spans.stream()
-                        .filter(span -> span.traceId().equals(traceId))
-                        .toList())
-                .orElse(List.of());
-    }
-
-    private static ReceivedSpan one(List<ReceivedSpan> trace, String service, SpanKind kind, String name) {
-        List<ReceivedSpan> found = trace.stream()
-                .filter(span -> span.service().equals(service)
-                        && span.kind() == kind
-                        && span.name().equals(name))
-                .toList();
-        assertThat(found).as("%s %s %s in %s", service, kind, name, trace).hasSize(1);
-        return found.get(0);
-    }
-
-    private static double ms(ReceivedSpan span, String attribute) {
-        String value = span.attribute(attribute);
-        assertThat(value).as("%s of %s", attribute, span).isNotNull();
-        return Double.parseDouble(value);
     }
 }
