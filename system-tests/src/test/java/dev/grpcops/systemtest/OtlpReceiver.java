@@ -109,6 +109,36 @@ public final class OtlpReceiver implements AutoCloseable {
                 .orElse(List.of());
     }
 
+    /**
+     * The five spans of a Checkout of one SKU, each the parent of the next: Edge serving it, Edge's
+     * attempt of the Quote, Pricing serving it, Pricing's attempt of the Check, Stock serving it.
+     * Fails unless the trace holds exactly one of each, so parented.
+     */
+    public record CheckoutHops(
+            ReceivedSpan edgeServed,
+            ReceivedSpan edgeAttempt,
+            ReceivedSpan pricingServed,
+            ReceivedSpan pricingAttempt,
+            ReceivedSpan stockServed) {
+
+        public static CheckoutHops of(List<ReceivedSpan> trace) {
+            CheckoutHops hops = new CheckoutHops(
+                    one(trace, "edge-service", Span.SpanKind.SPAN_KIND_SERVER, "chain.v1.Edge/Checkout"),
+                    one(trace, "edge-service", Span.SpanKind.SPAN_KIND_CLIENT, "chain.v1.Pricing/Quote"),
+                    one(trace, "pricing-service", Span.SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote"),
+                    one(trace, "pricing-service", Span.SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check"),
+                    one(trace, "stock-service", Span.SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check"));
+            assertThat(hops.edgeServed.parentSpanId())
+                    .as("the test's call is not traced: Edge starts the trace")
+                    .isEmpty();
+            assertThat(hops.edgeAttempt.parentSpanId()).isEqualTo(hops.edgeServed.spanId());
+            assertThat(hops.pricingServed.parentSpanId()).isEqualTo(hops.edgeAttempt.spanId());
+            assertThat(hops.pricingAttempt.parentSpanId()).isEqualTo(hops.pricingServed.spanId());
+            assertThat(hops.stockServed.parentSpanId()).isEqualTo(hops.pricingAttempt.spanId());
+            return hops;
+        }
+    }
+
     /** The one span of {@code service} of this kind and name in {@code trace}; fails unless there is exactly one. */
     public static ReceivedSpan one(List<ReceivedSpan> trace, String service, Span.SpanKind kind, String name) {
         List<ReceivedSpan> found = trace.stream()

@@ -1,7 +1,6 @@
 package dev.grpcops.systemtest;
 
 import static dev.grpcops.systemtest.OtlpReceiver.ms;
-import static dev.grpcops.systemtest.OtlpReceiver.one;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -17,6 +16,7 @@ import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.SkuStats;
 import dev.grpcops.proto.chain.v1.StatsRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.systemtest.OtlpReceiver.CheckoutHops;
 import dev.grpcops.systemtest.OtlpReceiver.ReceivedSpan;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -115,21 +115,12 @@ class TracingTests {
                                     == 1
                             && receiver.checkoutTrace(5000).size() >= 5);
             List<ReceivedSpan> trace = receiver.checkoutTrace(5000);
-            ReceivedSpan edgeServed = one(trace, "edge-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Edge/Checkout");
-            ReceivedSpan edgeAttempt = one(trace, "edge-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Pricing/Quote");
-            ReceivedSpan pricingServed =
-                    one(trace, "pricing-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
-            ReceivedSpan pricingAttempt =
-                    one(trace, "pricing-service", SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
-            ReceivedSpan stockServed = one(trace, "stock-service", SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check");
-
-            assertThat(edgeServed.parentSpanId())
-                    .as("the test's call is not traced: Edge starts the trace")
-                    .isEmpty();
-            assertThat(edgeAttempt.parentSpanId()).isEqualTo(edgeServed.spanId());
-            assertThat(pricingServed.parentSpanId()).isEqualTo(edgeAttempt.spanId());
-            assertThat(pricingAttempt.parentSpanId()).isEqualTo(pricingServed.spanId());
-            assertThat(stockServed.parentSpanId()).isEqualTo(pricingAttempt.spanId());
+            CheckoutHops hops = CheckoutHops.of(trace);
+            ReceivedSpan edgeServed = hops.edgeServed();
+            ReceivedSpan edgeAttempt = hops.edgeAttempt();
+            ReceivedSpan pricingServed = hops.pricingServed();
+            ReceivedSpan pricingAttempt = hops.pricingAttempt();
+            ReceivedSpan stockServed = hops.stockServed();
 
             // The budget at every hop: 1.5 s in, 1.3 s handed to Pricing, 1.1 s to Stock.
             assertThat(ms(edgeServed, "grpcops.budget.remaining_ms")).isCloseTo(1500, within(100.0));
