@@ -208,6 +208,10 @@ public final class Retry {
         @GuardedBy("this")
         private Throwable firstFailure;
 
+        /** The hedge was due and not sent (throttled or refused): the first's latency is not learned. */
+        @GuardedBy("this")
+        private boolean hedgeDenied;
+
         Hedged(Budget budget, Context context, Supplier<ListenableFuture<T>> call, boolean retries) {
             this.budget = budget;
             this.context = context;
@@ -247,15 +251,18 @@ public final class Retry {
                     return;
                 }
                 if (!budget.allowsCall()) {
+                    hedgeDenied = true;
                     listener.hedge(target, HedgeOutcome.REFUSED);
                     return;
                 }
                 if (!hedgeBudget.tryAcquire(target)) {
+                    hedgeDenied = true;
                     listener.hedge(target, HedgeOutcome.THROTTLED);
                     return;
                 }
                 if (!limiter.tryAcquire(target)) {
                     hedgeBudget.release(target);
+                    hedgeDenied = true;
                     listener.hedge(target, HedgeOutcome.THROTTLED);
                     return;
                 }
@@ -282,7 +289,7 @@ public final class Retry {
                     cancel(false);
                     return;
                 }
-                if (latencies != null) {
+                if (latencies != null && learnsFromFirst()) {
                     latencies.get(target).record(nanoClock.getAsLong() - firstStart);
                 }
                 limiter.onSuccess(target);
@@ -290,6 +297,16 @@ public final class Retry {
             } catch (Throwable e) {
                 setException(e);
             }
+        }
+
+        /**
+         * Whether the first's latency is learned: not when its hedge was due and could not be sent.
+         * Such an answer is what hedging exists to cut (a slow replica's, most often): learned, a few
+         * of them raise the percentile above every healthy answer, hedges stop, more of them are
+         * learned, and the delay stays up as long as the slow replica takes calls.
+         */
+        private synchronized boolean learnsFromFirst() {
+            return !hedgeDenied;
         }
 
         private void firstFailed(Throwable failure) {

@@ -93,6 +93,51 @@ class HedgingTests {
     }
 
     @Test
+    void aFirstWhoseHedgeCouldNotBeSentIsNotLearned() throws Exception {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+        Map<String, java.util.function.DoubleSupplier> delays = new ConcurrentHashMap<>();
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(HEDGING)
+                .limiter(target -> false) // every hedge throttled
+                .nanoClock(now::get)
+                .listener(new RetryListener() {
+                    @Override
+                    public void hedge(String target, HedgeOutcome outcome) {
+                        outcomes.computeIfAbsent(outcome, o -> new AtomicInteger())
+                                .incrementAndGet();
+                    }
+
+                    @Override
+                    public void hedgeDelay(String target, java.util.function.DoubleSupplier seconds) {
+                        delays.put(target, seconds);
+                    }
+                })
+                .build();
+        for (int i = 0; i < 64; i++) {
+            retry.hedged(() -> Futures.immediateFuture("warm"));
+        }
+        java.util.function.DoubleSupplier delay = delays.values().iterator().next();
+        assertThat(delay.getAsDouble()).isEqualTo(0.010);
+
+        // Twenty calls answer after 500 ms with their hedges throttled: a quarter of all answers.
+        for (int i = 1; i <= 20; i++) {
+            List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+            ListenableFuture<String> outcome = retry.hedged(attempts(started));
+            int throttled = i;
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> outcomes(HedgeOutcome.THROTTLED) == throttled);
+            now.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+            started.get(0).set("slow");
+            assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("slow");
+        }
+        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        retry.hedged(() -> Futures.immediateFuture("after a second"));
+
+        assertThat(delay.getAsDouble())
+                .as("the 95th percentile of the answers learned: not the unhedged slow ones")
+                .isEqualTo(0.010);
+    }
+
+    @Test
     void aCallWithoutAnAnswerAfterTheDelayIsHedgedAndTheFirstAnswerWins() throws Exception {
         Retry retry = retry(RetryLimiter.unlimited());
         List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
