@@ -208,9 +208,11 @@ public final class Retry {
         @GuardedBy("this")
         private Throwable firstFailure;
 
-        /** The hedge was due and not sent (throttled or refused): the first's latency is not learned. */
-        @GuardedBy("this")
-        private boolean hedgeDenied;
+        /**
+         * The hedge was due and not sent (throttled or refused): the first's latency is not learned.
+         * Written under this object's lock, read without it when the first answers.
+         */
+        private volatile boolean hedgeDenied;
 
         Hedged(Budget budget, Context context, Supplier<ListenableFuture<T>> call, boolean retries) {
             this.budget = budget;
@@ -251,19 +253,16 @@ public final class Retry {
                     return;
                 }
                 if (!budget.allowsCall()) {
-                    hedgeDenied = true;
-                    listener.hedge(target, HedgeOutcome.REFUSED);
+                    denied(HedgeOutcome.REFUSED);
                     return;
                 }
                 if (!hedgeBudget.tryAcquire(target)) {
-                    hedgeDenied = true;
-                    listener.hedge(target, HedgeOutcome.THROTTLED);
+                    denied(HedgeOutcome.THROTTLED);
                     return;
                 }
                 if (!limiter.tryAcquire(target)) {
                     hedgeBudget.release(target);
-                    hedgeDenied = true;
-                    listener.hedge(target, HedgeOutcome.THROTTLED);
+                    denied(HedgeOutcome.THROTTLED);
                     return;
                 }
                 listener.hedge(target, HedgeOutcome.SENT);
@@ -289,7 +288,7 @@ public final class Retry {
                     cancel(false);
                     return;
                 }
-                if (latencies != null && learnsFromFirst()) {
+                if (latencies != null && !hedgeDenied) {
                     latencies.get(target).record(nanoClock.getAsLong() - firstStart);
                 }
                 limiter.onSuccess(target);
@@ -300,13 +299,15 @@ public final class Retry {
         }
 
         /**
-         * Whether the first's latency is learned: not when its hedge was due and could not be sent.
+         * The hedge was due and could not be sent: counted, and the first's latency is not learned.
          * Such an answer is what hedging exists to cut (a slow replica's, most often): learned, a few
          * of them raise the percentile above every healthy answer, hedges stop, more of them are
          * learned, and the delay stays up as long as the slow replica takes calls.
          */
-        private synchronized boolean learnsFromFirst() {
-            return !hedgeDenied;
+        @GuardedBy("this")
+        private void denied(HedgeOutcome outcome) {
+            hedgeDenied = true;
+            listener.hedge(target, outcome);
         }
 
         private void firstFailed(Throwable failure) {
