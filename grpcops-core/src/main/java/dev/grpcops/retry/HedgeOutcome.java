@@ -10,7 +10,10 @@ public enum HedgeOutcome {
     WON,
     /** The first attempt answered first; the hedge was cancelled (or failed). */
     LOST,
-    /** Not sent: the limiter (token bucket, retry budget) or the hedge's share of calls had no room. */
+    /**
+     * Not sent: the limiter (token bucket, retry budget) or the hedge's share of calls had no room, or
+     * the target's hedges have been losing (one a second is sent then).
+     */
     THROTTLED,
     /** Not sent: the deadline budget left could not cover it (reserve + min-downstream). */
     REFUSED;

@@ -68,6 +68,7 @@ public final class Retry {
     private final Hedging hedging;
 
     private final Targets<LatencyWindow> latencies;
+    private final Targets<HedgeWins> hedgeWins;
     /** The hedges' own share of each target's calls (Finagle's maxExtraLoad). */
     private final RetryBudget hedgeBudget;
 
@@ -86,6 +87,9 @@ public final class Retry {
                             long delay = hedgeDelayNanos(window);
                             return delay < 0 ? Double.NaN : delay / 1e9;
                         }));
+        this.hedgeWins = hedging == null
+                ? null
+                : new Targets<>(target -> new HedgeWins(builder.nanoClock), (target, wins) -> {});
         this.hedgeBudget = hedging == null
                 ? null
                 : RetryBudget.builder()
@@ -256,7 +260,7 @@ public final class Retry {
                     denied(HedgeOutcome.REFUSED);
                     return;
                 }
-                if (!hedgeBudget.tryAcquire(target)) {
+                if (!hedgeWins.get(target).mayHedge() || !hedgeBudget.tryAcquire(target)) {
                     denied(HedgeOutcome.THROTTLED);
                     return;
                 }
@@ -288,7 +292,7 @@ public final class Retry {
                     cancel(false);
                     return;
                 }
-                if (latencies != null && !hedgeDenied) {
+                if (latencies != null && (!hedgeDenied || hedgeWins.get(target).losing())) {
                     latencies.get(target).record(nanoClock.getAsLong() - firstStart);
                 }
                 limiter.onSuccess(target);
@@ -299,10 +303,12 @@ public final class Retry {
         }
 
         /**
-         * The hedge was due and could not be sent: counted, and the first's latency is not learned.
-         * Such an answer is what hedging exists to cut (a slow replica's, most often): learned, a few
-         * of them raise the percentile above every healthy answer, hedges stop, more of them are
-         * learned, and the delay stays up as long as the slow replica takes calls.
+         * The hedge was due and could not be sent: counted, and the first's latency is not learned
+         * while the target's hedges win. Such an answer is then what hedging exists to cut (a slow
+         * replica's): learned, a few of them raise the percentile above every healthy answer, hedges
+         * stop, more of them are learned, and the delay stays up as long as the slow replica takes
+         * calls. When hedges lose, the whole target is slow, and its answers are learned so that the
+         * delay follows them ({@link HedgeWins}).
          */
         @GuardedBy("this")
         private void denied(HedgeOutcome outcome) {
@@ -387,6 +393,12 @@ public final class Retry {
                 hedgeSent = hedge != null;
             }
             if (hedgeSent) {
+                HedgeWins wins = hedgeWins.get(target);
+                if (byHedge) {
+                    wins.won();
+                } else {
+                    wins.lost();
+                }
                 listener.hedge(target, byHedge ? HedgeOutcome.WON : HedgeOutcome.LOST);
             }
         }

@@ -11,12 +11,16 @@ import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -92,32 +96,41 @@ class HedgingTests {
         assertThat(delays).as("one gauge per target").hasSize(1);
     }
 
-    @Test
-    void aFirstWhoseHedgeCouldNotBeSentIsNotLearned() throws Exception {
-        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
-        Map<String, java.util.function.DoubleSupplier> delays = new ConcurrentHashMap<>();
+    /**
+     * A retry on the fake clock {@code now}, warmed with 64 instant answers, and the delay its
+     * hedges follow; the listener counts outcomes.
+     */
+    private Retry warmedOnFakeClock(
+            Hedging hedging, RetryLimiter limiter, AtomicLong now, AtomicReference<DoubleSupplier> delay) {
         Retry retry = Retry.builder(BudgetRules.DEFAULTS)
-                .hedging(HEDGING)
-                .limiter(target -> false) // every hedge throttled
+                .hedging(hedging)
+                .limiter(limiter)
                 .nanoClock(now::get)
                 .listener(new RetryListener() {
                     @Override
                     public void hedge(String target, HedgeOutcome outcome) {
-                        outcomes.computeIfAbsent(outcome, o -> new AtomicInteger())
-                                .incrementAndGet();
+                        listener.hedge(target, outcome);
                     }
 
                     @Override
-                    public void hedgeDelay(String target, java.util.function.DoubleSupplier seconds) {
-                        delays.put(target, seconds);
+                    public void hedgeDelay(String target, DoubleSupplier seconds) {
+                        delay.set(seconds);
                     }
                 })
                 .build();
         for (int i = 0; i < 64; i++) {
             retry.hedged(() -> Futures.immediateFuture("warm"));
         }
-        java.util.function.DoubleSupplier delay = delays.values().iterator().next();
-        assertThat(delay.getAsDouble()).isEqualTo(0.010);
+        assertThat(delay.get().getAsDouble()).isEqualTo(0.010);
+        return retry;
+    }
+
+    @Test
+    void aFirstWhoseHedgeCouldNotBeSentIsNotLearned() throws Exception {
+        AtomicLong now = new AtomicLong();
+        AtomicReference<DoubleSupplier> delays = new AtomicReference<>();
+        Retry retry = warmedOnFakeClock(HEDGING, target -> false, now, delays); // every hedge throttled
+        DoubleSupplier delay = delays.get();
 
         // Twenty calls answer after 500 ms with their hedges throttled: a quarter of all answers.
         for (int i = 1; i <= 20; i++) {
@@ -135,6 +148,58 @@ class HedgingTests {
         assertThat(delay.getAsDouble())
                 .as("the 95th percentile of the answers learned: not the unhedged slow ones")
                 .isEqualTo(0.010);
+    }
+
+    @Test
+    void whileHedgesLoseOneASecondIsSentAndTheFirstsHeldBackAreLearned() throws Exception {
+        AtomicLong now = new AtomicLong();
+        AtomicReference<DoubleSupplier> delays = new AtomicReference<>();
+        Hedging roomForAHedgePerCall = new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 100);
+        Retry retry = warmedOnFakeClock(roomForAHedgePerCall, RetryLimiter.unlimited(), now, delays);
+        DoubleSupplier delay = delays.get();
+
+        // The whole target is slow: the first answers before each of nine hedges.
+        for (int i = 1; i <= 9; i++) {
+            answerFirstAfterTheHedge(retry);
+        }
+        assertThat(outcomes(HedgeOutcome.LOST)).isEqualTo(9);
+
+        // Hedges lose: twenty calls after them, with room for hedges, get none.
+        List<List<SettableFuture<String>>> held = new ArrayList<>();
+        List<ListenableFuture<String>> answers = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+            answers.add(retry.hedged(attempts(started)));
+            held.add(started);
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> outcomes(HedgeOutcome.THROTTLED) == 20);
+        assertThat(outcomes(HedgeOutcome.SENT)).isEqualTo(9);
+        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+        for (List<SettableFuture<String>> started : held) {
+            assertThat(started).hasSize(1);
+            started.get(0).set("slow");
+        }
+        for (ListenableFuture<String> answer : answers) {
+            assertThat(answer.get(5, TimeUnit.SECONDS)).isEqualTo("slow");
+        }
+
+        // A second later, one hedge goes out to find out whether hedges win again.
+        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        retry.hedged(() -> Futures.immediateFuture("after a second"));
+        assertThat(delay.getAsDouble())
+                .as("the slow firsts held back are learned: the delay follows them")
+                .isGreaterThan(0.4);
+        answerFirstAfterTheHedge(retry);
+        assertThat(outcomes(HedgeOutcome.SENT)).isEqualTo(10);
+    }
+
+    private void answerFirstAfterTheHedge(Retry retry) throws Exception {
+        int sent = outcomes(HedgeOutcome.SENT);
+        List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> outcome = retry.hedged(attempts(started));
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> outcomes(HedgeOutcome.SENT) == sent + 1);
+        started.get(0).set("first");
+        assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("first");
     }
 
     @Test
