@@ -20,9 +20,11 @@ public class ServerLimitsProperties {
 
     /**
      * Most RST_STREAM frames a client may send on one connection within rst-frames-window before
-     * the server closes it (GOAWAY ENHANCE_YOUR_CALM): the HTTP/2 rapid-reset attack, CVE-2023-44487.
+     * the server closes it (GOAWAY ENHANCE_YOUR_CALM): the HTTP/2 rapid-reset attack, CVE-2023-44487,
+     * sends tens of thousands a second. Keep it above twice max-concurrent-calls-per-connection: a
+     * client that cancels every call it has open, then as many again, is not attacking.
      */
-    private int maxRstFrames = 500;
+    private int maxRstFrames = 2000;
 
     /** The window max-rst-frames counts over, in whole seconds. */
     private Duration rstFramesWindow = Duration.ofSeconds(1);

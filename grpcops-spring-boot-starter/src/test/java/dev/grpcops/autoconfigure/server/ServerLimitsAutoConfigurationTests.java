@@ -38,7 +38,7 @@ class ServerLimitsAutoConfigurationTests {
         runner.run(context -> {
             ServerLimitsProperties properties = context.getBean(ServerLimitsProperties.class);
             assertThat(properties.getMaxConcurrentCallsPerConnection()).isEqualTo(1000);
-            assertThat(properties.getMaxRstFrames()).isEqualTo(500);
+            assertThat(properties.getMaxRstFrames()).isEqualTo(2000);
             assertThat(properties.getRstFramesWindow()).isEqualTo(Duration.ofSeconds(1));
             assertThat(properties.getBadRequestLogInterval()).isEqualTo(Duration.ofSeconds(10));
         });
