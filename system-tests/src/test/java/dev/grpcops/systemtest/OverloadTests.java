@@ -199,6 +199,8 @@ class OverloadTests {
             String name, List<String> callers, String floodCriticality, int inFlight, String politeCriticality)
             throws Exception {
         String edgeBefore = edge.metrics();
+        String pricingBefore = pricing.metrics();
+        String stockBefore = stock.metrics();
         PoliteCaller.Result polite;
         long p99Bound;
         try (Flood flood = new Flood(floodChannels, callers, floodCriticality, inFlight)) {
@@ -217,14 +219,19 @@ class OverloadTests {
             record(String.format(
                     java.util.Locale.ROOT,
                     "%s: polite caller (%s) %s, p99 bound %d ms (Edge worked through its seats in %d ms);"
-                            + " flood %s; Edge rejected %s",
+                            + " flood %s; Edge rejected %s; Edge %s; Pricing %s, rejected %s, calls its callers reset %s; Stock rejected %s",
                     name,
                     politeCriticality,
                     polite,
                     p99Bound,
                     seatsMillis,
                     flood.statuses(),
-                    rejectedByReason(edgeBefore, edgeAfter)));
+                    rejectedByReason(edgeBefore, edgeAfter),
+                    retriesAndHedges(edgeBefore, edgeAfter),
+                    retriesAndHedges(pricingBefore, pricing.metrics()),
+                    rejectedByReason(pricingBefore, pricing.metrics()),
+                    resetByCallers(pricingBefore, pricing.metrics()),
+                    rejectedByReason(stockBefore, stock.metrics())));
             assertThat(flood.count(Status.Code.RESOURCE_EXHAUSTED))
                     .as("the flood is told to back off")
                     .isPositive();
@@ -270,6 +277,40 @@ class OverloadTests {
             text.append(reason).append('=').append((long) count).append(' ');
         }
         return text.toString().trim();
+    }
+
+    /** A hop's downstream retries and hedges by outcome, what a polite call's missing lines come from. */
+    private static String retriesAndHedges(String before, String after) {
+        StringBuilder text = new StringBuilder("retries");
+        for (String outcome : List.of("attempted", "throttled", "refused", "pushback")) {
+            text.append(' ').append(outcome).append('=').append((long)
+                    delta(before, after, "grpc_budget_retries_total", outcome));
+        }
+        text.append(", hedges");
+        for (String outcome : List.of("sent", "won", "lost", "throttled", "refused")) {
+            text.append(' ').append(outcome).append('=').append((long)
+                    delta(before, after, "grpc_hedges_total", outcome));
+        }
+        return text.toString();
+    }
+
+    /** Served calls that ended because the caller reset them (RST_STREAM): cancelled or past their deadline. */
+    private static String resetByCallers(String before, String after) {
+        StringBuilder text = new StringBuilder();
+        for (String code : List.of("CANCELLED", "DEADLINE_EXCEEDED")) {
+            String label = "statusCode=\"" + code + "\"";
+            String name = "grpc_server_processing_duration_seconds_count";
+            text.append(code)
+                    .append('=')
+                    .append((long) (Prometheus.sum(after, name, label) - Prometheus.sum(before, name, label)))
+                    .append(' ');
+        }
+        return text.toString().trim();
+    }
+
+    private static double delta(String before, String after, String name, String outcome) {
+        String label = "outcome=\"" + outcome + "\"";
+        return Prometheus.sum(after, name, label) - Prometheus.sum(before, name, label);
     }
 
     private static int threads(ServiceProcess service) throws IOException {
