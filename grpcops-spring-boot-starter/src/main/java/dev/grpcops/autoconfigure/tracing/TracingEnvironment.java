@@ -3,8 +3,11 @@ package dev.grpcops.autoconfigure.tracing;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.commons.logging.Log;
+import org.springframework.aot.AotDetector;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.env.EnvironmentPostProcessor;
+import org.springframework.boot.logging.DeferredLogFactory;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.util.ClassUtils;
@@ -23,14 +26,27 @@ import org.springframework.util.ClassUtils;
  * ({@code management.tracing.grpc.enabled}) default to false either way: the library's own spans
  * take their place. Baggage ({@code management.tracing.baggage.enabled}) defaults to false: on, it
  * costs every call. What the application sets itself always wins.
+ *
+ * <p>Under Spring AOT ({@code -Dspring.aot.enabled=true}) the beans are those chosen at build time:
+ * an endpoint set only at run time then traces nothing, which is logged as a warning.
  */
 public final class TracingEnvironment implements EnvironmentPostProcessor {
+
+    /** What Spring AOT generates for {@link TracingAutoConfiguration} when tracing was on at build time. */
+    static final String AOT_TRACING_BEANS =
+            "dev.grpcops.autoconfigure.tracing.TracingAutoConfiguration__BeanDefinitions";
 
     static final String ENDPOINT = "management.otlp.tracing.endpoint";
     static final String TRACING = "management.tracing.enabled";
     static final String GRPC_OBSERVATIONS = "management.tracing.grpc.enabled";
     static final String CORRELATION_PATTERN = "logging.pattern.correlation";
     static final String BAGGAGE = "management.tracing.baggage.enabled";
+
+    private final Log log;
+
+    public TracingEnvironment(DeferredLogFactory logs) {
+        this.log = logs.getLog(TracingEnvironment.class);
+    }
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
@@ -66,6 +82,13 @@ public final class TracingEnvironment implements EnvironmentPostProcessor {
                 && ClassUtils.isPresent("io.opentelemetry.api.trace.SpanContext", application.getClassLoader())
                 && TraceCorrelationConverter.register()) {
             defaults.put(CORRELATION_PATTERN, "%" + TraceCorrelationConverter.WORD);
+        }
+        if (exporting
+                && AotDetector.useGeneratedArtifacts()
+                && !ClassUtils.isPresent(AOT_TRACING_BEANS, application.getClassLoader())) {
+            log.warn("Traces are to go to " + endpoint.trim() + ", but this process runs the beans Spring AOT"
+                    + " made at build time without tracing (spring.aot.enabled=true): no span is made or"
+                    + " exported. Start without -Dspring.aot.enabled=true, or build with the endpoint set.");
         }
         // Added last: anything the application sets wins.
         environment.getPropertySources().addLast(new MapPropertySource("grpcops-tracing", defaults));

@@ -2,9 +2,16 @@ package dev.grpcops.autoconfigure.tracing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.aot.AotDetector;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.logging.DeferredLogs;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.core.SpringProperties;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 
@@ -14,7 +21,7 @@ class TracingEnvironmentTests {
     private static StandardEnvironment environment(Map<String, Object> given) {
         StandardEnvironment environment = new StandardEnvironment();
         environment.getPropertySources().addFirst(new MapPropertySource("given", given));
-        new TracingEnvironment().postProcessEnvironment(environment, new SpringApplication());
+        new TracingEnvironment(new DeferredLogs()).postProcessEnvironment(environment, new SpringApplication());
         return environment;
     }
 
@@ -75,5 +82,31 @@ class TracingEnvironmentTests {
                 "management.otlp.tracing.endpoint", "http://c:4318/v1/traces",
                 "management.tracing.grpc.enabled", "true"));
         assertThat(observations.getProperty("management.tracing.grpc.enabled")).isEqualTo("true");
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void anEndpointUnderBeansSpringAotMadeWithoutTracingIsAWarning(CapturedOutput output) {
+        Map<String, Object> endpoint = Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318");
+        String warning = "runs the beans Spring AOT made at build time without tracing";
+        record Case(boolean aot, Map<String, Object> given, boolean warned) {}
+        List<Case> cases = List.of(
+                new Case(false, endpoint, false), new Case(true, Map.of(), false), new Case(true, endpoint, true));
+        for (Case given : cases) {
+            DeferredLogs logs = new DeferredLogs();
+            StandardEnvironment environment = new StandardEnvironment();
+            environment.getPropertySources().addFirst(new MapPropertySource("given", given.given()));
+            SpringProperties.setFlag(AotDetector.AOT_ENABLED, given.aot());
+            try {
+                new TracingEnvironment(logs).postProcessEnvironment(environment, new SpringApplication());
+            } finally {
+                SpringProperties.setProperty(AotDetector.AOT_ENABLED, null);
+            }
+            int before = output.getAll().split(warning, -1).length;
+            logs.switchOverAll();
+            int after = output.getAll().split(warning, -1).length;
+            assertThat(after - before).as("%s", given).isEqualTo(given.warned() ? 1 : 0);
+        }
+        assertThat(output.getAll()).contains("Traces are to go to http://collector:4318/v1/traces");
     }
 }
