@@ -3,19 +3,21 @@
 # of several starts (docs/design.md §14). One service at a time, on loopback:
 #
 #   scripts/startup.sh [--runs 3] [--only stock,pricing,edge,whoami] [--jar-only|--image-only]
-#                      [--java PATH] [--java-opts '...'] [--image-suffix TAG] [--out FILE]
+#                      [--java PATH] [--java-opts '...'] [--image-suffix TAG] [--aot] [--out FILE]
 #
 # A start is timed from just before `java -jar` (or `docker run`) to the first health Check that
 # answers SERVING, made every 20 ms by `grpcops probe --wait` (started beforehand, so its own JVM
 # start is not counted). Idle RSS: the process's VmRSS 5 s after SERVING (in a container, its JVM's).
 # The jars are started as the images start them (the JVM options of deploy/Dockerfile, sized for
 # 512 MiB and one CPU) unless --java-opts says otherwise; the images run with the Compose limits.
+# --aot adds, for each, a row started on Spring AOT's beans (-Dspring.aot.enabled=true; in a
+# container through JAVA_TOOL_OPTIONS), started in turn with the plain one.
 # Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL_ARGS="$*"
-RUNS=3 ONLY=stock,pricing,edge,whoami MODES="jar image" JAVA_BIN=java JAVA_OPTS_GIVEN= OUT= TAG=latest
+RUNS=3 ONLY=stock,pricing,edge,whoami MODES="jar image" JAVA_BIN=java JAVA_OPTS_GIVEN= OUT= TAG=latest VARIANTS=plain
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS=$2; shift 2 ;;
@@ -25,6 +27,7 @@ while [ $# -gt 0 ]; do
     --java) JAVA_BIN=$2; shift 2 ;;
     --java-opts) JAVA_OPTS_GIVEN=$2; shift 2 ;;
     --image-suffix) TAG=$2; shift 2 ;;
+    --aot) VARIANTS="plain aot"; shift ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "startup: unknown argument: $1 (see --help)" >&2; exit 2 ;;
@@ -50,15 +53,16 @@ waiter() {
     && now_ms
 }
 
-run_jar() { # service port -> "ms rss_mb"
-  local service=$1 port=$2 jar="$1-service/target/$1-service.jar" log t0 t1 pid
+run_jar() { # service port variant -> "ms rss_mb"
+  local service=$1 port=$2 jar="$1-service/target/$1-service.jar" log t0 t1 pid aot=
+  [ "$3" = aot ] && aot=-Dspring.aot.enabled=true
   [ -f "$jar" ] || { echo "startup: $jar is missing: mvn -q package -DskipTests" >&2; exit 2; }
   log=$(mktemp)
   exec 3< <(waiter "127.0.0.1:$port")
   sleep 2 # the waiter's JVM is up and polling before the clock starts
   t0=$(now_ms)
   # shellcheck disable=SC2086
-  "$JAVA_BIN" $JAVA_OPTS_RUN -jar "$jar" --grpc.server.address=127.0.0.1 --grpc.server.port="$port" \
+  "$JAVA_BIN" $JAVA_OPTS_RUN $aot -jar "$jar" --grpc.server.address=127.0.0.1 --grpc.server.port="$port" \
     --management.server.port=0 --grpcops.shutdown.drain-delay=0s >"$log" 2>&1 &
   pid=$!
   read -r t1 <&3 || t1=
@@ -71,13 +75,14 @@ run_jar() { # service port -> "ms rss_mb"
   echo "$((t1 - t0)) $rss"
 }
 
-run_image() { # service port -> "ms rss_mb"
-  local service=$1 port=$2 name="grpcops-startup-$1" t0 t1
+run_image() { # service port variant -> "ms rss_mb"
+  local service=$1 port=$2 name="grpcops-startup-$1" t0 t1 aot=()
+  [ "$3" = aot ] && aot=(-e JAVA_TOOL_OPTIONS=-Dspring.aot.enabled=true)
   docker rm -f "$name" >/dev/null 2>&1 || true
   exec 3< <(waiter "127.0.0.1:$port")
   sleep 2
   t0=$(now_ms)
-  docker run -d --name "$name" -p "127.0.0.1:$port:$port" --memory 512m --cpus 1 \
+  docker run -d --name "$name" -p "127.0.0.1:$port:$port" --memory 512m --cpus 1 "${aot[@]}" \
     "grpcops/$service-service:$TAG" --grpcops.shutdown.drain-delay=0s >/dev/null
   read -r t1 <&3 || t1=
   exec 3<&-
@@ -93,13 +98,19 @@ report="| service | how | start to SERVING, ms (median of $RUNS) | all runs | id
 for service in ${ONLY//,/ }; do
   port=$(port_of "$service")
   for mode in $MODES; do
-    times=() rss=()
+    declare -A times=() rss=()
     for _ in $(seq 1 "$RUNS"); do
-      read -r ms mb < <("run_$mode" "$service" "$port")
-      times+=("$ms") rss+=("$mb")
-      echo "startup: $service ($mode): $ms ms, RSS $mb MB" >&2
+      for variant in $VARIANTS; do
+        read -r ms mb < <("run_$mode" "$service" "$port" "$variant")
+        times[$variant]+="$ms " rss[$variant]+="$mb "
+        echo "startup: $service ($mode, $variant): $ms ms, RSS $mb MB" >&2
+      done
     done
-    report+=$'\n'"| $service | $mode | $(printf '%s\n' "${times[@]}" | median) | ${times[*]} | $(printf '%s\n' "${rss[@]}" | median) |"
+    for variant in $VARIANTS; do
+      how=$mode; [ "$variant" = aot ] && how="$mode, Spring AOT"
+      report+=$'\n'"| $service | $how | $(printf '%s\n' ${times[$variant]} | median) | ${times[$variant]% } | $(printf '%s\n' ${rss[$variant]} | median) |"
+    done
+    unset times rss
   done
 done
 header="- command: \`scripts/startup.sh $ALL_ARGS\`

@@ -20,6 +20,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -51,9 +52,25 @@ class ChainTests {
     @BeforeAll
     @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startChain() {
-        stock = ServiceProcess.start("stock-service");
-        pricing = ServiceProcess.start("pricing-service", "--grpc.client.stock.address=static://" + stock.target());
-        edge = ServiceProcess.start("edge-service", "--grpc.client.pricing.address=static://" + pricing.target());
+        startChain("", Map.of());
+    }
+
+    /** The three jars, named {@code <module><suffix>}, with {@code env} added to their environment. */
+    static void startChain(String suffix, Map<String, String> env) {
+        String host = "127.0.0.1";
+        stock = ServiceProcess.start("stock-service", "stock-service" + suffix, host, env);
+        pricing = ServiceProcess.start(
+                "pricing-service",
+                "pricing-service" + suffix,
+                host,
+                env,
+                "--grpc.client.stock.address=static://" + stock.target());
+        edge = ServiceProcess.start(
+                "edge-service",
+                "edge-service" + suffix,
+                host,
+                env,
+                "--grpc.client.pricing.address=static://" + pricing.target());
         for (ServiceProcess service : List.of(stock, pricing, edge)) {
             service.awaitServing(Duration.ofSeconds(90));
         }
@@ -69,6 +86,11 @@ class ChainTests {
                             .build());
             stock().check(CheckRequest.newBuilder().setSku("warm").build());
         }
+    }
+
+    /** Stock, Pricing and Edge as started. */
+    static List<ServiceProcess> chain() {
+        return List.of(stock, pricing, edge);
     }
 
     @AfterAll
