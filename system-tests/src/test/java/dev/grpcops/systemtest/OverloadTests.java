@@ -216,6 +216,8 @@ class OverloadTests {
             flood.close();
             await("the flood's calls to end").atMost(Duration.ofSeconds(30)).until(() -> flood.open() == 0);
             String edgeAfter = edge.metrics();
+            String pricingAfter = pricing.metrics();
+            String stockAfter = stock.metrics();
             record(String.format(
                     java.util.Locale.ROOT,
                     "%s: polite caller (%s) %s, p99 bound %d ms (Edge worked through its seats in %d ms);"
@@ -228,10 +230,10 @@ class OverloadTests {
                     flood.statuses(),
                     rejectedByReason(edgeBefore, edgeAfter),
                     retriesAndHedges(edgeBefore, edgeAfter),
-                    retriesAndHedges(pricingBefore, pricing.metrics()),
-                    rejectedByReason(pricingBefore, pricing.metrics()),
-                    resetByCallers(pricingBefore, pricing.metrics()),
-                    rejectedByReason(stockBefore, stock.metrics())));
+                    retriesAndHedges(pricingBefore, pricingAfter),
+                    rejectedByReason(pricingBefore, pricingAfter),
+                    resetByCallers(pricingBefore, pricingAfter),
+                    rejectedByReason(stockBefore, stockAfter)));
             assertThat(flood.count(Status.Code.RESOURCE_EXHAUSTED))
                     .as("the flood is told to back off")
                     .isPositive();
@@ -272,8 +274,7 @@ class OverloadTests {
         StringBuilder text = new StringBuilder();
         for (String reason :
                 List.of("queue-full", "time-out", "deadline-infeasible", "concurrency-limit", "cancelled")) {
-            double count = Prometheus.sum(after, "grpc_admission_rejected_total", "reason=\"" + reason + "\"")
-                    - Prometheus.sum(before, "grpc_admission_rejected_total", "reason=\"" + reason + "\"");
+            double count = delta(before, after, "grpc_admission_rejected_total", "reason=\"" + reason + "\"");
             text.append(reason).append('=').append((long) count).append(' ');
         }
         return text.toString().trim();
@@ -284,12 +285,12 @@ class OverloadTests {
         StringBuilder text = new StringBuilder("retries");
         for (String outcome : List.of("attempted", "throttled", "refused", "pushback")) {
             text.append(' ').append(outcome).append('=').append((long)
-                    delta(before, after, "grpc_budget_retries_total", outcome));
+                    delta(before, after, "grpc_budget_retries_total", "outcome=\"" + outcome + "\""));
         }
         text.append(", hedges");
         for (String outcome : List.of("sent", "won", "lost", "throttled", "refused")) {
             text.append(' ').append(outcome).append('=').append((long)
-                    delta(before, after, "grpc_hedges_total", outcome));
+                    delta(before, after, "grpc_hedges_total", "outcome=\"" + outcome + "\""));
         }
         return text.toString();
     }
@@ -298,18 +299,15 @@ class OverloadTests {
     private static String resetByCallers(String before, String after) {
         StringBuilder text = new StringBuilder();
         for (String code : List.of("CANCELLED", "DEADLINE_EXCEEDED")) {
-            String label = "statusCode=\"" + code + "\"";
-            String name = "grpc_server_processing_duration_seconds_count";
-            text.append(code)
-                    .append('=')
-                    .append((long) (Prometheus.sum(after, name, label) - Prometheus.sum(before, name, label)))
-                    .append(' ');
+            double count = delta(
+                    before, after, "grpc_server_processing_duration_seconds_count", "statusCode=\"" + code + "\"");
+            text.append(code).append('=').append((long) count).append(' ');
         }
         return text.toString().trim();
     }
 
-    private static double delta(String before, String after, String name, String outcome) {
-        String label = "outcome=\"" + outcome + "\"";
+    /** How much the series {@code name} with {@code label} grew from {@code before} to {@code after}. */
+    private static double delta(String before, String after, String name, String label) {
         return Prometheus.sum(after, name, label) - Prometheus.sum(before, name, label);
     }
 
