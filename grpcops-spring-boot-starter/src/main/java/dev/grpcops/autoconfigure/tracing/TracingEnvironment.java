@@ -28,7 +28,8 @@ import org.springframework.util.ClassUtils;
  * costs every call. What the application sets itself always wins.
  *
  * <p>Under Spring AOT ({@code -Dspring.aot.enabled=true}) the beans are those chosen at build time:
- * an endpoint set only at run time then traces nothing, which is logged as a warning.
+ * an endpoint set only at run time then traces nothing, which is logged as a warning (unless the
+ * application turned tracing off itself).
  */
 public final class TracingEnvironment implements EnvironmentPostProcessor {
 
@@ -76,14 +77,15 @@ public final class TracingEnvironment implements EnvironmentPostProcessor {
         // Boot's baggage layer reads and writes baggage on every call, sampled or not, for fields
         // nobody configured: 2 % of a hop's CPU measured. On when the application asks for it.
         defaults.put(BAGGAGE, "false");
-        if (exporting
-                && environment.getProperty(TRACING, Boolean.class, true)
+        // What the application set itself, before this source's default is added.
+        boolean tracing = exporting && environment.getProperty(TRACING, Boolean.class, true);
+        if (tracing
                 && ClassUtils.isPresent("ch.qos.logback.classic.PatternLayout", application.getClassLoader())
                 && ClassUtils.isPresent("io.opentelemetry.api.trace.SpanContext", application.getClassLoader())
                 && TraceCorrelationConverter.register()) {
             defaults.put(CORRELATION_PATTERN, "%" + TraceCorrelationConverter.WORD);
         }
-        if (exporting
+        if (tracing
                 && AotDetector.useGeneratedArtifacts()
                 && !ClassUtils.isPresent(AOT_TRACING_BEANS, application.getClassLoader())) {
             log.warn("Traces are to go to " + endpoint.trim() + ", but this process runs the beans Spring AOT"

@@ -90,8 +90,13 @@ class TracingEnvironmentTests {
         Map<String, Object> endpoint = Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318");
         String warning = "runs the beans Spring AOT made at build time without tracing";
         record Case(boolean aot, Map<String, Object> given, boolean warned) {}
+        Map<String, Object> endpointTracingOff =
+                Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318", "management.tracing.enabled", "false");
         List<Case> cases = List.of(
-                new Case(false, endpoint, false), new Case(true, Map.of(), false), new Case(true, endpoint, true));
+                new Case(false, endpoint, false),
+                new Case(true, Map.of(), false),
+                new Case(true, endpointTracingOff, false),
+                new Case(true, endpoint, true));
         for (Case given : cases) {
             DeferredLogs logs = new DeferredLogs();
             StandardEnvironment environment = new StandardEnvironment();
