@@ -26,6 +26,6 @@ final class Docker {
     /** The JRE base image the Dockerfiles build on: BASE_IMAGE, or the public default. */
     static String baseImage() {
         String base = System.getenv("BASE_IMAGE");
-        return base == null || base.isBlank() ? "eclipse-temurin:17-jre" : base;
+        return base == null || base.isBlank() ? "eclipse-temurin:25-jre" : base;
     }
 }

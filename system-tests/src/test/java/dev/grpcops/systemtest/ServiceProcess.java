@@ -36,7 +36,7 @@ final class ServiceProcess implements AutoCloseable {
             Path.of(System.getProperty("grpcops.root", "..")).toAbsolutePath().normalize();
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    /** deploy/Dockerfile's JAVA_OPTS and JAVA_GC, without the class-data archive only the image has. */
+    /** deploy/Dockerfile's JAVA_OPTS and JAVA_GC (the image's AOT cache is its own: jvm-archive.options). */
     static final List<String> IMAGE_JVM_OPTIONS = imageJvmOptions();
 
     final String name;
@@ -58,13 +58,7 @@ final class ServiceProcess implements AutoCloseable {
             if (!opts.find() || !gc.find()) {
                 throw new IllegalStateException("deploy/Dockerfile sets no JAVA_OPTS or JAVA_GC");
             }
-            List<String> options = new ArrayList<>();
-            for (String option : (opts.group(1) + " " + gc.group(1)).trim().split("\\s+")) {
-                if (!option.startsWith("-XX:SharedArchiveFile") && !option.startsWith("-Xshare")) {
-                    options.add(option);
-                }
-            }
-            return List.copyOf(options);
+            return List.of((opts.group(1) + " " + gc.group(1)).trim().split("\\s+"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
