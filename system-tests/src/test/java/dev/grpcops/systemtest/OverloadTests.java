@@ -59,6 +59,8 @@ class OverloadTests {
     private static final long MAX_P99_MILLIS = 500;
 
     private static final int DRAIN_TIMES = 5;
+    /** Steal above this share of the machine's CPU while the polite caller ran makes a missed bound a retry. */
+    private static final double MAX_STEAL_PERCENT = 2;
 
     private static ServiceProcess stock;
     private static ServiceProcess pricing;
@@ -195,7 +197,36 @@ class OverloadTests {
         assertThat(after - before).as("threads left behind").isLessThanOrEqualTo(bound);
     }
 
+    /**
+     * The flood, the polite caller measured under it, its bounds asserted. Made once more when the
+     * polite caller missed a bound while the hypervisor took more than {@link #MAX_STEAL_PERCENT} of
+     * the machine's CPU (steal): its bursts freeze every process at once, flood and chain alike.
+     */
     private void scenario(
+            String name, List<String> callers, String floodCriticality, int inFlight, String politeCriticality)
+            throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            Measured measured = measure(name, callers, floodCriticality, inFlight, politeCriticality);
+            PoliteCaller.Result polite = measured.polite();
+            boolean withinBounds = polite.completeShare() >= MIN_COMPLETE && polite.p99Millis() <= measured.p99Bound();
+            if (!withinBounds && measured.stealPercent() > MAX_STEAL_PERCENT && attempt < 2) {
+                record(String.format(
+                        java.util.Locale.ROOT,
+                        "%s: made again, the hypervisor took %.1f %% of the machine's CPU meanwhile",
+                        name,
+                        measured.stealPercent()));
+                continue;
+            }
+            assertThat(polite.completeShare()).as("complete answers: " + polite).isGreaterThanOrEqualTo(MIN_COMPLETE);
+            assertThat(polite.p99Millis()).as("p99: " + polite).isLessThanOrEqualTo(measured.p99Bound());
+            return;
+        }
+    }
+
+    /** What the polite caller got, its p99 bound, and the share of CPU the hypervisor took meanwhile. */
+    private record Measured(PoliteCaller.Result polite, long p99Bound, double stealPercent) {}
+
+    private Measured measure(
             String name, List<String> callers, String floodCriticality, int inFlight, String politeCriticality)
             throws Exception {
         String edgeBefore = edge.metrics();
@@ -203,6 +234,7 @@ class OverloadTests {
         String stockBefore = stock.metrics();
         PoliteCaller.Result polite;
         long p99Bound;
+        double stealPercent;
         try (Flood flood = new Flood(floodChannels, callers, floodCriticality, inFlight)) {
             await("the flood to fill Edge")
                     .atMost(Duration.ofSeconds(30))
@@ -210,7 +242,9 @@ class OverloadTests {
                     .until(() -> flooded(edgeBefore, edge.metrics(), inFlight * callers.size()));
             String politeBefore = edge.metrics();
             long politeStart = System.nanoTime();
+            long[] cpuBefore = Steal.read();
             polite = PoliteCaller.run(politeChannel, "polite", politeCriticality, 20, POLITE_FOR, DEADLINE);
+            stealPercent = Steal.percent(cpuBefore, Steal.read());
             long seatsMillis = seatsMillis(politeBefore, edge.metrics(), System.nanoTime() - politeStart);
             p99Bound = Math.min(DEADLINE.toMillis(), Math.max(MAX_P99_MILLIS, DRAIN_TIMES * seatsMillis));
             flood.close();
@@ -220,13 +254,14 @@ class OverloadTests {
             String stockAfter = stock.metrics();
             record(String.format(
                     java.util.Locale.ROOT,
-                    "%s: polite caller (%s) %s, p99 bound %d ms (Edge worked through its seats in %d ms);"
+                    "%s: polite caller (%s) %s, p99 bound %d ms (Edge worked through its seats in %d ms), steal %.1f %%;"
                             + " flood %s; Edge rejected %s; Edge %s; Pricing %s, rejected %s, calls its callers reset %s; Stock rejected %s",
                     name,
                     politeCriticality,
                     polite,
                     p99Bound,
                     seatsMillis,
+                    stealPercent,
                     flood.statuses(),
                     rejectedByReason(edgeBefore, edgeAfter),
                     retriesAndHedges(edgeBefore, edgeAfter),
@@ -241,8 +276,7 @@ class OverloadTests {
                     .as("never UNAVAILABLE, which clients retry")
                     .isZero();
         }
-        assertThat(polite.completeShare()).as("complete answers: " + polite).isGreaterThanOrEqualTo(MIN_COMPLETE);
-        assertThat(polite.p99Millis()).as("p99: " + polite).isLessThanOrEqualTo(p99Bound);
+        return new Measured(polite, p99Bound, stealPercent);
     }
 
     /**

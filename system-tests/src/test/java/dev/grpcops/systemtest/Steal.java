@@ -3,6 +3,7 @@ package dev.grpcops.systemtest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.regex.Pattern;
 
 /**
  * The CPU a virtual machine's hypervisor took from it (steal: time its threads were ready to run
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 final class Steal {
 
     private static final Path STAT = Path.of("/proc/stat");
+    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
 
     private Steal() {}
 
@@ -20,7 +22,7 @@ final class Steal {
         try {
             for (String line : Files.readAllLines(STAT)) {
                 if (line.startsWith("cpu ")) {
-                    String[] fields = line.trim().split("\\s+");
+                    String[] fields = WHITESPACE.split(line.trim());
                     long all = 0;
                     // user nice system idle iowait irq softirq steal (guest time is counted in user)
                     for (int i = 1; i <= 8 && i < fields.length; i++) {

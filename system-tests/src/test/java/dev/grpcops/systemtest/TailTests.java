@@ -43,15 +43,17 @@ import org.junit.jupiter.api.Timeout;
  * old client policy (round_robin, no ejection, no hedging), then with the defaults. Under the
  * defaults a fault is measured in {@link #SLICES} slices, each after a healthy slice in the same
  * processes, and its p99 is held to the healthy slices' p99 (a ratio, with room for a loaded
- * 2-core machine whose speed drifts). Numbers are printed and appended to target/tail-numbers.md
- * with the share of CPU the hypervisor took (steal) while they were measured.
+ * 2-core machine whose speed drifts). A measurement, or a pair of slices, during which the
+ * hypervisor took more than {@link #MAX_STEAL_PERCENT} of the CPU is made again, within bounds.
+ * Numbers are printed and appended to target/tail-numbers.md with the share of CPU the hypervisor
+ * took (steal) while they were measured.
  *
  * <p>Sized by system properties for a full run (scripts/bench-tail.sh): {@code tail.rate}
  * (Checkouts/s, default 100), {@code tail.seconds} (measured per scenario, default 15: the p99 is then
  * the 15th slowest of 1500 Checkouts, so that one pause of one process, which holds the ten or so
  * Checkouts in flight, does not set it alone), {@code tail.warmup}.
  */
-@Timeout(value = 15, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 20, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class TailTests {
 
     private static final int RATE = Integer.getInteger("tail.rate", 100);
@@ -124,6 +126,13 @@ class TailTests {
      * both sides of the comparison alike.
      */
     private static final int SLICES = 5;
+
+    /**
+     * A measurement during which the hypervisor took more than this share of the machine's CPU
+     * (steal, from /proc/stat) is made again: on this shared 2-core machine it comes in bursts that
+     * freeze every process at once for up to a second or more, whatever the balancing does.
+     */
+    private static final double MAX_STEAL_PERCENT = 2;
 
     private static Replicas stock;
     private static final Map<String, Result> results = new LinkedHashMap<>();
@@ -224,7 +233,10 @@ class TailTests {
         }
     }
 
-    /** The scenario's fault injected, {@link #MEASURED} of Checkouts, the fault cleared. */
+    /**
+     * The scenario's fault injected, {@link #MEASURED} of Checkouts, the fault cleared; measured
+     * again, at most twice, while the hypervisor took more than {@link #MAX_STEAL_PERCENT}.
+     */
     private static Result measure(
             String policy,
             Scenario scenario,
@@ -233,15 +245,24 @@ class TailTests {
             ServiceProcess edge,
             String prefix)
             throws InterruptedException {
-        Faulty faulty = new Faulty(pricing, edge);
-        faulty.slice(scenario, channel, MEASURED, prefix);
-        faulty.print(policy, scenario);
-        return faulty.result(policy, scenario);
+        for (int attempt = 1; ; attempt++) {
+            Faulty faulty = new Faulty(pricing, edge);
+            Faulty.Slice measured = faulty.slice(scenario, channel, MEASURED, prefix + "-" + attempt);
+            if (measured.load().stealPercent() > MAX_STEAL_PERCENT && attempt < 3) {
+                leftOut(policy, scenario.name(), "measurement", measured.load().stealPercent());
+                continue;
+            }
+            faulty.add(measured);
+            faulty.print(policy, scenario);
+            return faulty.result(policy, scenario);
+        }
     }
 
     /**
      * {@link #SLICES} pairs of a healthy slice then a faulty one, {@link #MEASURED} of each kind in
-     * all; the faulty slices' numbers, with the healthy slices' p99 beside them.
+     * all; the faulty slices' numbers, with the healthy slices' p99 beside them. A pair during which
+     * the hypervisor took more than {@link #MAX_STEAL_PERCENT} is left out and made again, up to
+     * {@link #SLICES} more pairs.
      */
     private static Result interleaved(
             String policy,
@@ -254,9 +275,20 @@ class TailTests {
         Duration slice = MEASURED.dividedBy(SLICES);
         List<Load> healthy = new ArrayList<>();
         Faulty faulty = new Faulty(pricing, edge);
-        for (int i = 0; i < SLICES; i++) {
-            healthy.add(load(channel, slice, prefix + "-healthy" + i));
-            faulty.slice(scenario, channel, slice, prefix + "-" + i);
+        int kept = 0;
+        for (int pair = 0; kept < SLICES; pair++) {
+            Load healthySlice = load(channel, slice, prefix + "-healthy" + pair);
+            Faulty.Slice faultySlice = faulty.slice(scenario, channel, slice, prefix + "-" + pair);
+            double steal =
+                    Math.max(healthySlice.stealPercent(), faultySlice.load().stealPercent());
+            boolean pairsToSpare = 2 * SLICES - pair - 1 >= SLICES - kept;
+            if (steal > MAX_STEAL_PERCENT && pairsToSpare) {
+                leftOut(policy, scenario.name(), "slice pair " + pair, steal);
+                continue;
+            }
+            healthy.add(healthySlice);
+            faulty.add(faultySlice);
+            kept++;
         }
         faulty.print(policy, scenario);
         Result between = Load.pooled(healthy).result(policy, "healthy slices between " + scenario.name(), 0);
@@ -270,8 +302,21 @@ class TailTests {
         return faulty.result(policy, scenario).pairedWith(between.p99());
     }
 
+    private static void leftOut(String policy, String scenario, String what, double stealPercent) {
+        System.out.printf(
+                Locale.ROOT,
+                "%s / %s: %s left out and made again: the hypervisor took %.1f %% of the machine's CPU%n",
+                policy,
+                scenario,
+                what,
+                stealPercent);
+    }
+
     /** The Checkouts run while s2 had the fault, with the Stock calls and hedges they caused. */
     private static final class Faulty {
+
+        /** One stretch of Checkouts under the fault. */
+        record Slice(Load load, double[] perReplica, Map<String, Double> hedges) {}
 
         private final ServiceProcess pricing;
         private final ServiceProcess edge;
@@ -287,23 +332,33 @@ class TailTests {
         }
 
         /** The fault injected, {@code length} of Checkouts, the fault cleared. */
-        void slice(Scenario scenario, ManagedChannel channel, Duration length, String prefix)
+        Slice slice(Scenario scenario, ManagedChannel channel, Duration length, String prefix)
                 throws InterruptedException {
             setFault(scenario.fault());
             try {
                 double[] stockBefore = stockChecks();
                 Map<String, Double> hedgesBefore = hedges(pricing, edge);
-                loads.add(load(channel, length, prefix));
+                Load load = load(channel, length, prefix);
                 double[] stockAfter = stockChecks();
-                for (int i = 0; i < perReplica.length; i++) {
-                    perReplica[i] += stockAfter[i] - stockBefore[i];
+                double[] calls = new double[stockAfter.length];
+                for (int i = 0; i < calls.length; i++) {
+                    calls[i] = stockAfter[i] - stockBefore[i];
                 }
-                hedges(pricing, edge)
-                        .forEach((key, value) ->
-                                hedges.merge(key, value - hedgesBefore.getOrDefault(key, 0.0), Double::sum));
+                Map<String, Double> hedged = hedges(pricing, edge);
+                hedged.replaceAll((key, value) -> value - hedgesBefore.getOrDefault(key, 0.0));
+                return new Slice(load, calls, hedged);
             } finally {
                 setFault(FaultSpec.getDefaultInstance());
             }
+        }
+
+        /** Counts {@code slice} in the result. */
+        void add(Slice slice) {
+            loads.add(slice.load());
+            for (int i = 0; i < perReplica.length; i++) {
+                perReplica[i] += slice.perReplica()[i];
+            }
+            slice.hedges().forEach((key, value) -> hedges.merge(key, value, Double::sum));
         }
 
         void print(String policy, Scenario scenario) {
