@@ -22,10 +22,12 @@ public record Hedging(double percentile, Duration minDelay, Duration maxDelay, i
 
     /**
      * Hedge after the 99.5th percentile of the last 30 s of answers (a few calls in a thousand in steady
-     * state, so that most of the 5 % cap is left for when a replica turns bad); 2 ms to 1 s; 200
-     * answers first; at most 5 % more calls.
+     * state, so that nearly all of the cap is left for when a replica turns bad); 2 ms to 1 s; 200
+     * answers first; at most 10 % more calls: a replica that turns slow keeps a few % of the calls
+     * (more in its first second) until outlier detection ejects it, since the hedges that win cancel
+     * its calls and the balancer sees them last only the hedge delay, and each of them needs a hedge.
      */
-    public static final Hedging DEFAULTS = new Hedging(99.5, Duration.ofMillis(2), Duration.ofSeconds(1), 200, 5);
+    public static final Hedging DEFAULTS = new Hedging(99.5, Duration.ofMillis(2), Duration.ofSeconds(1), 200, 10);
 
     public Hedging {
         if (!(percentile >= 50 && percentile <= 99.9)) {
