@@ -9,7 +9,7 @@ import java.util.Objects;
  * from its last answers, at least {@code minSamples} of them: no hedge before), bounded by
  * {@code minDelay} and {@code maxDelay}. Hedges are at most {@code maxExtraPercent} % of a target's
  * calls (Finagle's {@code maxExtraLoad}), and each is also paid from the {@link RetryLimiter}, as a retry is.
- * While fewer than one in four of a target's recent hedges win (the whole target is slow, not one
+ * While fewer than one in ten of a target's recent hedges win (the whole target is slow, not one
  * replica), one hedge a second goes to it, and every answer is learned so that the delay follows them.
  *
  * @param percentile the latency percentile the delay follows (50-99.9)
