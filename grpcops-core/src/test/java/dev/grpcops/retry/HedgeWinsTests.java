@@ -18,7 +18,7 @@ class HedgeWinsTests {
                 Arguments.of("no hedge decided yet", "", false),
                 Arguments.of("seven lost", "L".repeat(7), false),
                 Arguments.of("eight lost", "L".repeat(8), true),
-                // A healthy target: a quarter of the hedges win, in bursts of losses.
+                // A healthy target: a quarter to a half of the hedges win; one in eight is not losing either.
                 Arguments.of("one in four won, for a long time", "LLLW".repeat(50), false),
                 Arguments.of("one in eight won", ("W" + "L".repeat(7)).repeat(20), false),
                 // A whole target slow: hardly any win.

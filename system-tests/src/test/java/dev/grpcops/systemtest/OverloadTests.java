@@ -59,8 +59,6 @@ class OverloadTests {
     private static final long MAX_P99_MILLIS = 500;
 
     private static final int DRAIN_TIMES = 5;
-    /** Steal above this share of the machine's CPU while the polite caller ran makes a missed bound a retry. */
-    private static final double MAX_STEAL_PERCENT = 2;
 
     private static ServiceProcess stock;
     private static ServiceProcess pricing;
@@ -199,7 +197,7 @@ class OverloadTests {
 
     /**
      * The flood, the polite caller measured under it, its bounds asserted. Made once more when the
-     * polite caller missed a bound while the hypervisor took more than {@link #MAX_STEAL_PERCENT} of
+     * polite caller missed a bound while the hypervisor took more than {@link Steal#DISTURBING_PERCENT} of
      * the machine's CPU (steal): its bursts freeze every process at once, flood and chain alike.
      */
     private void scenario(
@@ -209,7 +207,7 @@ class OverloadTests {
             Measured measured = measure(name, callers, floodCriticality, inFlight, politeCriticality);
             PoliteCaller.Result polite = measured.polite();
             boolean withinBounds = polite.completeShare() >= MIN_COMPLETE && polite.p99Millis() <= measured.p99Bound();
-            if (!withinBounds && measured.stealPercent() > MAX_STEAL_PERCENT && attempt < 2) {
+            if (!withinBounds && measured.stealPercent() > Steal.DISTURBING_PERCENT && attempt < 2) {
                 record(String.format(
                         java.util.Locale.ROOT,
                         "%s: made again, the hypervisor took %.1f %% of the machine's CPU meanwhile",

@@ -12,6 +12,13 @@ import java.util.regex.Pattern;
  */
 final class Steal {
 
+    /**
+     * A timing measurement during which the hypervisor took more than this share of the machine's
+     * CPU is made again (within each test's bounds): on a shared 2-core machine steal comes in bursts
+     * that freeze every process at once for up to a second or more, whatever the code under test does.
+     */
+    static final double DISTURBING_PERCENT = 2;
+
     private static final Path STAT = Path.of("/proc/stat");
     private static final Pattern WHITESPACE = Pattern.compile("\\s+");
 

@@ -44,7 +44,7 @@ import org.junit.jupiter.api.Timeout;
  * defaults a fault is measured in {@link #SLICES} slices, each after a healthy slice in the same
  * processes, and its p99 is held to the healthy slices' p99 (a ratio, with room for a loaded
  * 2-core machine whose speed drifts). A measurement, or a pair of slices, during which the
- * hypervisor took more than {@link #MAX_STEAL_PERCENT} of the CPU is made again, within bounds.
+ * hypervisor took more than {@link Steal#DISTURBING_PERCENT} of the CPU is made again, within bounds.
  * Numbers are printed and appended to target/tail-numbers.md with the share of CPU the hypervisor
  * took (steal) while they were measured.
  *
@@ -126,13 +126,6 @@ class TailTests {
      * both sides of the comparison alike.
      */
     private static final int SLICES = 5;
-
-    /**
-     * A measurement during which the hypervisor took more than this share of the machine's CPU
-     * (steal, from /proc/stat) is made again: on this shared 2-core machine it comes in bursts that
-     * freeze every process at once for up to a second or more, whatever the balancing does.
-     */
-    private static final double MAX_STEAL_PERCENT = 2;
 
     private static Replicas stock;
     private static final Map<String, Result> results = new LinkedHashMap<>();
@@ -235,7 +228,7 @@ class TailTests {
 
     /**
      * The scenario's fault injected, {@link #MEASURED} of Checkouts, the fault cleared; measured
-     * again, at most twice, while the hypervisor took more than {@link #MAX_STEAL_PERCENT}.
+     * again, at most twice, while the hypervisor took more than {@link Steal#DISTURBING_PERCENT}.
      */
     private static Result measure(
             String policy,
@@ -248,7 +241,7 @@ class TailTests {
         for (int attempt = 1; ; attempt++) {
             Faulty faulty = new Faulty(pricing, edge);
             Faulty.Slice measured = faulty.slice(scenario, channel, MEASURED, prefix + "-" + attempt);
-            if (measured.load().stealPercent() > MAX_STEAL_PERCENT && attempt < 3) {
+            if (measured.load().stealPercent() > Steal.DISTURBING_PERCENT && attempt < 3) {
                 leftOut(policy, scenario.name(), "measurement", measured.load().stealPercent());
                 continue;
             }
@@ -261,7 +254,7 @@ class TailTests {
     /**
      * {@link #SLICES} pairs of a healthy slice then a faulty one, {@link #MEASURED} of each kind in
      * all; the faulty slices' numbers, with the healthy slices' p99 beside them. A pair during which
-     * the hypervisor took more than {@link #MAX_STEAL_PERCENT} is left out and made again, up to
+     * the hypervisor took more than {@link Steal#DISTURBING_PERCENT} is left out and made again, up to
      * {@link #SLICES} more pairs.
      */
     private static Result interleaved(
@@ -282,7 +275,7 @@ class TailTests {
             double steal =
                     Math.max(healthySlice.stealPercent(), faultySlice.load().stealPercent());
             boolean pairsToSpare = 2 * SLICES - pair - 1 >= SLICES - kept;
-            if (steal > MAX_STEAL_PERCENT && pairsToSpare) {
+            if (steal > Steal.DISTURBING_PERCENT && pairsToSpare) {
                 leftOut(policy, scenario.name(), "slice pair " + pair, steal);
                 continue;
             }
