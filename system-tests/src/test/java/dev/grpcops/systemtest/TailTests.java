@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -44,7 +45,8 @@ import org.junit.jupiter.api.Timeout;
  * defaults a fault is measured in {@link #SLICES} slices, each after a healthy slice in the same
  * processes, and its p99 is held to the healthy slices' p99 (a ratio, with room for a loaded
  * 2-core machine whose speed drifts). A measurement, or a pair of slices, during which the
- * hypervisor took more than {@link Steal#DISTURBING_PERCENT} of the CPU is made again, within bounds.
+ * hypervisor took more than {@link Steal#DISTURBING_PERCENT} of the CPU is set aside and made again,
+ * within bounds; when the steal persists, the least disturbed are kept.
  * Numbers are printed and appended to target/tail-numbers.md with the share of CPU the hypervisor
  * took (steal) while they were measured.
  *
@@ -126,6 +128,12 @@ class TailTests {
      * both sides of the comparison alike.
      */
     private static final int SLICES = 5;
+
+    /**
+     * The most slice pairs a fault is measured in: the hypervisor's steal on this machine comes in
+     * bursts of seconds to minutes, and a pair it disturbed is set aside for another.
+     */
+    private static final int MAX_PAIRS = 3 * SLICES;
 
     private static Replicas stock;
     private static final Map<String, Result> results = new LinkedHashMap<>();
@@ -228,7 +236,8 @@ class TailTests {
 
     /**
      * The scenario's fault injected, {@link #MEASURED} of Checkouts, the fault cleared; measured
-     * again, at most twice, while the hypervisor took more than {@link Steal#DISTURBING_PERCENT}.
+     * again, at most twice, while the hypervisor took more than {@link Steal#DISTURBING_PERCENT}, and
+     * when every attempt was disturbed, the least disturbed one kept.
      */
     private static Result measure(
             String policy,
@@ -238,24 +247,32 @@ class TailTests {
             ServiceProcess edge,
             String prefix)
             throws InterruptedException {
-        for (int attempt = 1; ; attempt++) {
+        Faulty kept = null;
+        double keptSteal = Double.MAX_VALUE;
+        for (int attempt = 1; attempt <= 3; attempt++) {
             Faulty faulty = new Faulty(pricing, edge);
             Faulty.Slice measured = faulty.slice(scenario, channel, MEASURED, prefix + "-" + attempt);
-            if (measured.load().stealPercent() > Steal.DISTURBING_PERCENT && attempt < 3) {
-                leftOut(policy, scenario.name(), "measurement", measured.load().stealPercent());
-                continue;
-            }
             faulty.add(measured);
-            faulty.print(policy, scenario);
-            return faulty.result(policy, scenario);
+            double steal = measured.load().stealPercent();
+            if (steal < keptSteal) {
+                kept = faulty;
+                keptSteal = steal;
+            }
+            if (steal <= Steal.DISTURBING_PERCENT) {
+                break;
+            }
+            setAside(policy, scenario.name(), "measurement " + attempt, steal);
         }
+        kept.print(policy, scenario);
+        return kept.result(policy, scenario);
     }
 
     /**
      * {@link #SLICES} pairs of a healthy slice then a faulty one, {@link #MEASURED} of each kind in
      * all; the faulty slices' numbers, with the healthy slices' p99 beside them. A pair during which
-     * the hypervisor took more than {@link Steal#DISTURBING_PERCENT} is left out and made again, up to
-     * {@link #SLICES} more pairs.
+     * the hypervisor took more than {@link Steal#DISTURBING_PERCENT} is set aside and another made,
+     * up to {@link #MAX_PAIRS} in all; when too few were undisturbed by then, the least disturbed
+     * pairs are kept (chosen by the steal measured, never by their latencies).
      */
     private static Result interleaved(
             String policy,
@@ -266,22 +283,43 @@ class TailTests {
             String prefix)
             throws InterruptedException {
         Duration slice = MEASURED.dividedBy(SLICES);
-        List<Load> healthy = new ArrayList<>();
+        record Pair(int index, Load healthy, Faulty.Slice faulty, double steal) {}
         Faulty faulty = new Faulty(pricing, edge);
-        int kept = 0;
-        for (int pair = 0; kept < SLICES; pair++) {
-            Load healthySlice = load(channel, slice, prefix + "-healthy" + pair);
-            Faulty.Slice faultySlice = faulty.slice(scenario, channel, slice, prefix + "-" + pair);
+        List<Pair> made = new ArrayList<>();
+        int undisturbed = 0;
+        for (int index = 0; undisturbed < SLICES && index < MAX_PAIRS; index++) {
+            Load healthySlice = load(channel, slice, prefix + "-healthy" + index);
+            Faulty.Slice faultySlice = faulty.slice(scenario, channel, slice, prefix + "-" + index);
             double steal =
                     Math.max(healthySlice.stealPercent(), faultySlice.load().stealPercent());
-            boolean pairsToSpare = 2 * SLICES - pair - 1 >= SLICES - kept;
-            if (steal > Steal.DISTURBING_PERCENT && pairsToSpare) {
-                leftOut(policy, scenario.name(), "slice pair " + pair, steal);
-                continue;
+            made.add(new Pair(index, healthySlice, faultySlice, steal));
+            if (steal <= Steal.DISTURBING_PERCENT) {
+                undisturbed++;
+            } else {
+                setAside(policy, scenario.name(), "slice pair " + index, steal);
             }
-            healthy.add(healthySlice);
-            faulty.add(faultySlice);
-            kept++;
+        }
+        List<Pair> kept = made.stream()
+                .sorted(Comparator.comparingDouble(Pair::steal).thenComparingInt(Pair::index))
+                .limit(SLICES)
+                .sorted(Comparator.comparingInt(Pair::index))
+                .toList();
+        if (undisturbed < SLICES) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "%s / %s: %d of %d slice pairs undisturbed; kept the least disturbed: %s%n",
+                    policy,
+                    scenario.name(),
+                    undisturbed,
+                    made.size(),
+                    kept.stream()
+                            .map(pair -> String.format(Locale.ROOT, "pair %d (%.1f %%)", pair.index(), pair.steal()))
+                            .toList());
+        }
+        List<Load> healthy = new ArrayList<>();
+        for (Pair pair : kept) {
+            healthy.add(pair.healthy());
+            faulty.add(pair.faulty());
         }
         faulty.print(policy, scenario);
         Result between = Load.pooled(healthy).result(policy, "healthy slices between " + scenario.name(), 0);
@@ -295,10 +333,10 @@ class TailTests {
         return faulty.result(policy, scenario).pairedWith(between.p99());
     }
 
-    private static void leftOut(String policy, String scenario, String what, double stealPercent) {
+    private static void setAside(String policy, String scenario, String what, double stealPercent) {
         System.out.printf(
                 Locale.ROOT,
-                "%s / %s: %s left out and made again: the hypervisor took %.1f %% of the machine's CPU%n",
+                "%s / %s: %s set aside, the hypervisor took %.1f %% of the machine's CPU; another is made%n",
                 policy,
                 scenario,
                 what,
