@@ -25,6 +25,8 @@
 # so that its own pauses stay out of the tail it measures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/machine.sh
+source scripts/lib/machine.sh
 
 RATE=300 DURATION=60s WARMUP=10s GC= CPUS= OUT= DIRECT= STOP=
 ALL_ARGS="$*"
@@ -155,7 +157,7 @@ for s in $SERVICES; do
   table+=$'\n'"| $s | $(core_share "$s") | $waited | $count | $total | $longest | $periods | $throttled_ms | ${mem% *} | ${mem#* } |"
 done
 out="- command: \`scripts/bench-compose.sh $ALL_ARGS\`
-- machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); GC: ${GC:-SerialGC (the images default)}; CPU limit: ${CPUS:-1.0 (as docker-compose.yml)}
+- machine: $(machine_line); GC: ${GC:-SerialGC (the images default)}; CPU limit: ${CPUS:-1.0 (as docker-compose.yml)}
 - CPU over the measured period, % of one core: the machine $host_share of $((100 * $(nproc))), and $stolen_share taken by the hypervisor (steal); the suite's containers $containers_share; outside them (load driver, docker-proxy, dockerd) $((host_share - containers_share)); other containers: ${others:-none}${STOP:+ (stopped: $STOP)}
 - load: $RATE Checkouts/s of 3 SKUs to $TARGET${DIRECT:+ (the Edge container address)}, 1 s deadline, $DURATION after $WARMUP of warm-up: p50 $p50 ms, p99 $p99 ms, p99.9 $p999 ms; statuses $statuses
 

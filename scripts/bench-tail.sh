@@ -13,6 +13,8 @@
 # if they are missing. Needs a quiet machine: every process shares its cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/machine.sh
+source scripts/lib/machine.sh
 
 RATE=200 SECONDS_EACH=30 WARMUP=10 POLICIES=old,new OUT=
 while [ $# -gt 0 ]; do
@@ -42,7 +44,7 @@ mvn -B -ntp verify -pl system-tests -Dtest=TailTests -Dsurefire.failIfNoSpecifie
 [ -f system-tests/target/tail-numbers.md ] || { echo "bench-tail: the run failed; see system-tests/target/surefire-reports" >&2; exit 1; }
 if [ -n "$OUT" ]; then
   { echo "- command: \`scripts/bench-tail.sh --rate $RATE --seconds $SECONDS_EACH --warmup $WARMUP --only $POLICIES\`"
-    echo "- machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "- machine: $(machine_line)"
     cat system-tests/target/tail-numbers.md; } >"$OUT"
   echo "bench-tail: written to $OUT" >&2
 fi

@@ -46,6 +46,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=scripts/lib/machine.sh
+source scripts/lib/machine.sh
 
 # ---------------------------------------------------------------------------------------------
 # (e) the suite with other arguments, to measure what one setting costs or buys in the same run:
@@ -431,7 +433,7 @@ CONTENDERS=(a b c d e)
 
 LOAD_BEFORE=$(uptime)
 JAVA_VERSION=$(java -version 2>&1 | head -1)
-CPU_MODEL=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || echo unknown)
+CPU_MODEL=$(cpu_model)
 STARTED_AT=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 echo "bench: $(nproc) CPUs, ${CPU_MODEL}; load average ${LOAD_BEFORE##*load average: }; driver $DRIVER; logs in $RUN_DIR" >&2
 

@@ -17,6 +17,8 @@
 # Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/machine.sh
+source scripts/lib/machine.sh
 
 ALL_ARGS="$*"
 RUNS=3 ONLY=stock,pricing,edge,whoami MODES="jar image" JAVA_BIN=java JAVA_OPTS_GIVEN= OUT= TAG=latest VARIANTS=plain
@@ -101,7 +103,7 @@ run_image() { # service port variant -> "listening_ms ready_ms rss_mb"
   echo "$((listening - t0)) $((ready - t0)) $rss"
 }
 
-report="| service | how | listening, ms (median of $RUNS) | ready, ms (median) | ready, all runs | idle RSS, MB (median) |
+report="| service | how | listening, ms (median of $RUNS) | ready, ms (median) | ready, all runs | idle RSS, MiB (median) |
 |---|---|---:|---:|---|---:|"
 for service in ${ONLY//,/ }; do
   port=$(port_of "$service")
@@ -111,7 +113,7 @@ for service in ${ONLY//,/ }; do
       for variant in $VARIANTS; do
         read -r listen ms mb < <("run_$mode" "$service" "$port" "$variant")
         listens[$variant]+="$listen " times[$variant]+="$ms " rss[$variant]+="$mb "
-        echo "startup: $service ($mode, $variant): listening $listen ms, ready $ms ms, RSS $mb MB" >&2
+        echo "startup: $service ($mode, $variant): listening $listen ms, ready $ms ms, RSS $mb MiB" >&2
       done
     done
     for variant in $VARIANTS; do
@@ -123,6 +125,6 @@ for service in ${ONLY//,/ }; do
 done
 header="- command: \`scripts/startup.sh $ALL_ARGS\`
 - java (jars): $("$JAVA_BIN" -version 2>&1 | head -1); JVM options: \`${JAVA_OPTS_RUN}\`
-- machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+- machine: $(machine_line)"
 printf '%s\n\n%s\n' "$header" "$report"
 [ -z "$OUT" ] || printf '%s\n\n%s\n' "$header" "$report" >"$OUT"

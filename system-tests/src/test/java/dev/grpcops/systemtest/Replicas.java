@@ -19,7 +19,7 @@ final class Replicas implements AutoCloseable {
     final int port;
 
     private Replicas(String module, String prefix, Map<String, String> extraEnv, String... args) {
-        port = ServiceProcess.freePort("127.0.0.2");
+        port = ServiceProcess.freePort("127.0.0.2", "127.0.0.3", "127.0.0.4");
         try {
             for (int i = 1; i <= 3; i++) {
                 Map<String, String> env = new HashMap<>(extraEnv);

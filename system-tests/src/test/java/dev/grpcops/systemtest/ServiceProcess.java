@@ -10,6 +10,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -17,13 +18,16 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.core.ConditionTimeoutException;
 
 /**
@@ -38,6 +42,12 @@ final class ServiceProcess implements AutoCloseable {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     /** deploy/Dockerfile's JAVA_OPTS and JAVA_GC (the image's AOT cache is its own: jvm-archive.options). */
     static final List<String> IMAGE_JVM_OPTIONS = imageJvmOptions();
+    /** {@link #freePort} hands out ports from here up to the kernel's ephemeral range, from a random start. */
+    private static final int PORTS_FROM = 20_000;
+
+    private static final int PORTS_BELOW_EPHEMERAL = ephemeralRangeStart() - PORTS_FROM;
+    private static final AtomicInteger nextPort =
+            new AtomicInteger(ThreadLocalRandom.current().nextInt(Math.max(1, PORTS_BELOW_EPHEMERAL)));
 
     final String name;
     final String host;
@@ -47,6 +57,8 @@ final class ServiceProcess implements AutoCloseable {
     private final Map<String, String> env;
     private final Path log;
     private Process process;
+    /** Where this start's output begins in {@link #log}, which every start of {@link #name} appends to. */
+    private long logStart;
 
     private static List<String> imageJvmOptions() {
         try {
@@ -124,6 +136,7 @@ final class ServiceProcess implements AutoCloseable {
     void start() {
         try {
             Files.createDirectories(log.getParent());
+            logStart = Files.exists(log) ? Files.size(log) : 0;
             ProcessBuilder builder = new ProcessBuilder(command)
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
@@ -155,8 +168,8 @@ final class ServiceProcess implements AutoCloseable {
                     .pollInterval(Duration.ofMillis(200))
                     .failFast(() -> {
                         if (!process.isAlive()) {
-                            throw new IllegalStateException(
-                                    name + " exited with " + process.exitValue() + ", see " + log);
+                            throw new IllegalStateException(name + " exited with " + process.exitValue()
+                                    + " while starting: " + whyItFailed() + "\n(whole log: " + log + ")");
                         }
                     })
                     .until(() -> {
@@ -172,7 +185,8 @@ final class ServiceProcess implements AutoCloseable {
                     });
             return this;
         } catch (ConditionTimeoutException e) {
-            throw new IllegalStateException(name + " not SERVING after " + timeout + ", see " + log, e);
+            throw new IllegalStateException(
+                    name + " not SERVING after " + timeout + ": " + whyItFailed() + "\n(whole log: " + log + ")", e);
         } finally {
             channel.shutdownNow();
         }
@@ -261,12 +275,102 @@ final class ServiceProcess implements AutoCloseable {
         }
     }
 
-    static int freePort(String host) {
-        try (ServerSocket socket = new ServerSocket()) {
-            socket.bind(new InetSocketAddress(InetAddress.getByName(host), 0));
-            return socket.getLocalPort();
+    /**
+     * Why this start failed, as the process printed it, its first line the gist (CI reports often show
+     * only a message's first line): Spring Boot's failure report if there is one (the gist its
+     * description), else the last 20 lines (the gist the root cause of the last stack trace).
+     */
+    private String whyItFailed() {
+        String output;
+        try (var in = Files.newInputStream(log)) {
+            in.skipNBytes(Math.min(logStart, Files.size(log))); // a log recreated meanwhile is read whole
+            output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            return "its log could not be read: " + e;
+        }
+        List<String> lines = output.lines().toList();
+        int report = lines.indexOf("APPLICATION FAILED TO START");
+        if (report >= 0) {
+            List<String> excerpt = lines.subList(report, Math.min(lines.size(), report + 20));
+            int description = excerpt.indexOf("Description:");
+            String gist = excerpt.stream()
+                    .skip(description + 1)
+                    .filter(line -> !line.isBlank())
+                    .findFirst()
+                    .orElse("APPLICATION FAILED TO START");
+            return gist.strip() + "\n" + String.join("\n", excerpt);
+        }
+        String gist = lines.stream()
+                .filter(line -> line.startsWith("Caused by: "))
+                .reduce((first, last) -> last)
+                .orElse(lines.isEmpty() ? "(it printed nothing)" : lines.get(lines.size() - 1));
+        return gist.strip() + "\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+    }
+
+    /**
+     * A port free on {@code host} and every one of {@code more}, below the kernel's ephemeral range
+     * and handed out by this JVM once per pass over that range: the process binds it seconds later,
+     * and a port from the ephemeral range may meanwhile become some connection's local port.
+     */
+    static int freePort(String host, String... more) {
+        List<String> hosts = new ArrayList<>(List.of(host));
+        hosts.addAll(List.of(more));
+        if (PORTS_BELOW_EPHEMERAL < 1000) {
+            return ephemeralPort(hosts); // the kernel's range starts too low to leave room below it
+        }
+        for (int tries = 0; tries < PORTS_BELOW_EPHEMERAL; tries++) {
+            int port = PORTS_FROM + Math.floorMod(nextPort.getAndIncrement(), PORTS_BELOW_EPHEMERAL);
+            if (bindable(port, hosts)) {
+                return port;
+            }
+        }
+        throw new IllegalStateException("no port free on all of " + hosts);
+    }
+
+    /** Whether {@code port} is free on every host; any failure but "in use" (a missing address) is thrown. */
+    private static boolean bindable(int port, List<String> hosts) {
+        for (String host : hosts) {
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress(InetAddress.getByName(host), port));
+            } catch (IOException e) {
+                if (e instanceof BindException
+                        && e.getMessage() != null
+                        && e.getMessage().contains("in use")) {
+                    return false;
+                }
+                throw new UncheckedIOException(host + ":" + port + " cannot be bound", e);
+            }
+        }
+        return true;
+    }
+
+    /** Where the kernel's own choice is all there is: a port it hands out, free on every host. */
+    private static int ephemeralPort(List<String> hosts) {
+        for (int tries = 0; tries < 100; tries++) {
+            int port;
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress(InetAddress.getByName(hosts.get(0)), 0));
+                port = socket.getLocalPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            if (bindable(port, hosts)) {
+                return port;
+            }
+        }
+        throw new IllegalStateException("no port free on all of " + hosts);
+    }
+
+    /** The first port of /proc/sys/net/ipv4/ip_local_port_range; Linux's default where it cannot be read. */
+    private static int ephemeralRangeStart() {
+        try {
+            // Not Files.readString: it trusts the size procfs reports and reads one byte.
+            return Integer.parseInt(Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                    .get(0)
+                    .trim()
+                    .split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 32_768;
         }
     }
 }

@@ -30,6 +30,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -237,9 +238,8 @@ class TailTests {
     }
 
     /**
-     * The scenario's fault injected, {@link #MEASURED} of Checkouts, the fault cleared; measured
-     * again, at most twice, while the hypervisor took more than {@link Steal#DISTURBING_PERCENT}, and
-     * when every attempt was disturbed, the least disturbed one kept.
+     * The scenario's fault injected, {@link #MEASURED} of Checkouts, the fault cleared: up to three
+     * such measurements, kept by {@link #leastDisturbed}.
      */
     private static Result measure(
             String policy,
@@ -249,40 +249,29 @@ class TailTests {
             ServiceProcess edge,
             String prefix)
             throws InterruptedException {
-        Faulty kept = null;
-        double keptSteal = Double.MAX_VALUE;
-        for (int attempt = 1; attempt <= 3; attempt++) {
-            Faulty faulty = new Faulty(pricing, edge);
-            Faulty.Slice measured = faulty.slice(scenario, channel, MEASURED, prefix + "-" + attempt);
-            faulty.add(measured);
-            double steal = measured.load().stealPercent();
-            if (steal < keptSteal) {
-                kept = faulty;
-                keptSteal = steal;
-            }
-            if (steal <= Steal.DISTURBING_PERCENT) {
-                break;
-            }
-            disturbed(policy, scenario.name(), "measurement " + attempt, steal, attempt < 3);
-        }
-        if (keptSteal > Steal.DISTURBING_PERCENT) {
-            System.out.printf(
-                    Locale.ROOT,
-                    "%s / %s: every measurement disturbed; kept the least disturbed (%.1f %%)%n",
-                    policy,
-                    scenario.name(),
-                    keptSteal);
-        }
-        kept.print(policy, scenario);
-        return kept.result(policy, scenario);
+        record Attempt(Faulty faulty, double steal) {}
+        Attempt kept = leastDisturbed(
+                        policy,
+                        scenario.name(),
+                        "measurement",
+                        1,
+                        3,
+                        number -> {
+                            Faulty faulty = new Faulty(pricing, edge);
+                            Faulty.Slice measured = faulty.slice(scenario, channel, MEASURED, prefix + "-" + number);
+                            faulty.add(measured);
+                            return new Attempt(faulty, measured.load().stealPercent());
+                        },
+                        Attempt::steal)
+                .get(0);
+        kept.faulty().print(policy, scenario);
+        return kept.faulty().result(policy, scenario);
     }
 
     /**
      * {@link #SLICES} pairs of a healthy slice then a faulty one, {@link #MEASURED} of each kind in
-     * all; the faulty slices' numbers, with the healthy slices' p99 beside them. A pair during which
-     * the hypervisor took more than {@link Steal#DISTURBING_PERCENT} is set aside and another made,
-     * up to {@link #MAX_PAIRS} in all; when too few were undisturbed by then, the {@link #SLICES}
-     * least disturbed pairs are kept (chosen by the steal measured, never by their latencies).
+     * all, kept by {@link #leastDisturbed} from up to {@link #MAX_PAIRS}; the faulty slices'
+     * numbers, with the healthy slices' p99 beside them.
      */
     private static Result interleaved(
             String policy,
@@ -293,39 +282,25 @@ class TailTests {
             String prefix)
             throws InterruptedException {
         Duration slice = MEASURED.dividedBy(SLICES);
-        record Pair(int index, Load healthy, Faulty.Slice faulty, double steal) {}
+        record Pair(Load healthy, Faulty.Slice faulty, double steal) {}
         Faulty faulty = new Faulty(pricing, edge);
-        List<Pair> made = new ArrayList<>();
-        int undisturbed = 0;
-        for (int index = 0; undisturbed < SLICES && index < MAX_PAIRS; index++) {
-            Load healthySlice = load(channel, slice, prefix + "-healthy" + index);
-            Faulty.Slice faultySlice = faulty.slice(scenario, channel, slice, prefix + "-" + index);
-            double steal =
-                    Math.max(healthySlice.stealPercent(), faultySlice.load().stealPercent());
-            made.add(new Pair(index, healthySlice, faultySlice, steal));
-            if (steal <= Steal.DISTURBING_PERCENT) {
-                undisturbed++;
-            } else {
-                disturbed(policy, scenario.name(), "slice pair " + index, steal, index < MAX_PAIRS - 1);
-            }
-        }
-        List<Pair> kept = made.stream()
-                .sorted(Comparator.comparingDouble(Pair::steal).thenComparingInt(Pair::index))
-                .limit(SLICES)
-                .sorted(Comparator.comparingInt(Pair::index))
-                .toList();
-        if (undisturbed < SLICES) {
-            System.out.printf(
-                    Locale.ROOT,
-                    "%s / %s: %d of %d slice pairs undisturbed; kept the least disturbed: %s%n",
-                    policy,
-                    scenario.name(),
-                    undisturbed,
-                    made.size(),
-                    kept.stream()
-                            .map(pair -> String.format(Locale.ROOT, "pair %d (%.1f %%)", pair.index(), pair.steal()))
-                            .toList());
-        }
+        List<Pair> kept = leastDisturbed(
+                policy,
+                scenario.name(),
+                "slice pair",
+                SLICES,
+                MAX_PAIRS,
+                number -> {
+                    Load healthySlice = load(channel, slice, prefix + "-healthy" + number);
+                    Faulty.Slice faultySlice = faulty.slice(scenario, channel, slice, prefix + "-" + number);
+                    return new Pair(
+                            healthySlice,
+                            faultySlice,
+                            Math.max(
+                                    healthySlice.stealPercent(),
+                                    faultySlice.load().stealPercent()));
+                },
+                Pair::steal);
         List<Load> healthy = new ArrayList<>();
         for (Pair pair : kept) {
             healthy.add(pair.healthy());
@@ -343,16 +318,68 @@ class TailTests {
         return faulty.result(policy, scenario).pairedWith(between.p99());
     }
 
-    private static void disturbed(
-            String policy, String scenario, String what, double stealPercent, boolean anotherMade) {
-        System.out.printf(
-                Locale.ROOT,
-                "%s / %s: %s disturbed, the hypervisor took %.1f %% of the machine's CPU%s%n",
-                policy,
-                scenario,
-                what,
-                stealPercent,
-                anotherMade ? "; another is made" : "");
+    /** One measurement of a scenario, numbered from 1. */
+    @FunctionalInterface
+    private interface Sample<T> {
+        T make(int number) throws InterruptedException;
+    }
+
+    /**
+     * Makes samples until {@code wanted} of them were undisturbed (the hypervisor took at most
+     * {@link Steal#DISTURBING_PERCENT} of the CPU meanwhile) or {@code most} were made, and keeps the
+     * {@code wanted} least disturbed, in the order made. They are chosen by the steal measured,
+     * never by their latencies: the hypervisor's steal on this shared 2-core machine comes in bursts
+     * of seconds to minutes, and a disturbed sample says more about the machine than the scenario.
+     */
+    private static <T> List<T> leastDisturbed(
+            String policy,
+            String scenario,
+            String what,
+            int wanted,
+            int most,
+            Sample<T> sample,
+            ToDoubleFunction<T> steal)
+            throws InterruptedException {
+        record Made<S>(int number, S sample, double steal) {}
+        List<Made<T>> made = new ArrayList<>();
+        int undisturbed = 0;
+        for (int number = 1; undisturbed < wanted && number <= most; number++) {
+            T one = sample.make(number);
+            double percent = steal.applyAsDouble(one);
+            made.add(new Made<>(number, one, percent));
+            if (percent <= Steal.DISTURBING_PERCENT) {
+                undisturbed++;
+            } else {
+                System.out.printf(
+                        Locale.ROOT,
+                        "%s / %s: %s %d disturbed, the hypervisor took %.1f %% of the machine's CPU%s%n",
+                        policy,
+                        scenario,
+                        what,
+                        number,
+                        percent,
+                        number < most ? "; another is made" : "");
+            }
+        }
+        List<Made<T>> kept = made.stream()
+                .sorted(Comparator.comparingDouble((Made<T> one) -> one.steal()).thenComparingInt(Made::number))
+                .limit(wanted)
+                .sorted(Comparator.comparingInt(Made::number))
+                .toList();
+        if (undisturbed < wanted) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "%s / %s: %d of %d %ss undisturbed; kept the least disturbed: %s%n",
+                    policy,
+                    scenario,
+                    undisturbed,
+                    made.size(),
+                    what,
+                    kept.stream()
+                            .map(one -> String.format(Locale.ROOT, "%s %d (%.1f %%)", what, one.number(), one.steal()))
+                            .toList());
+        }
+        return kept.stream().map(Made::sample).toList();
     }
 
     /** The Checkouts run while s2 had the fault, with the Stock calls and hedges they caused. */
