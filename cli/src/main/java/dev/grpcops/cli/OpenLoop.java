@@ -10,14 +10,61 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class OpenLoop {
 
-    private final LoadCaller caller;
+    /** What the loop sends through: {@link LoadCaller}, or a test's stand-in. */
+    interface Sender {
+        int outstanding();
+
+        /** Starts one call, intended at {@code dueNanos}. */
+        void send(long dueNanos, LoadStats stats);
+    }
+
+    /** The time the loop keeps: the machine's, or a test's. */
+    interface Clock {
+        Clock SYSTEM = new Clock() {
+            @Override
+            public long nanoTime() {
+                return System.nanoTime();
+            }
+
+            @Override
+            public void waitUntil(long dueNanos) throws InterruptedException {
+                OpenLoop.waitUntil(dueNanos);
+            }
+        };
+
+        long nanoTime();
+
+        void waitUntil(long dueNanos) throws InterruptedException;
+    }
+
+    private final Sender sender;
     private final double nanosPerCall;
     private final int maxOutstanding;
+    private final Clock clock;
 
     OpenLoop(LoadCaller caller, int rate, int maxOutstanding) {
-        this.caller = caller;
+        this(
+                new Sender() {
+                    @Override
+                    public int outstanding() {
+                        return caller.outstanding();
+                    }
+
+                    @Override
+                    public void send(long dueNanos, LoadStats stats) {
+                        caller.call(dueNanos, stats, null);
+                    }
+                },
+                rate,
+                maxOutstanding,
+                Clock.SYSTEM);
+    }
+
+    OpenLoop(Sender sender, int rate, int maxOutstanding, Clock clock) {
+        this.sender = sender;
         this.nanosPerCall = 1e9 / rate;
         this.maxOutstanding = maxOutstanding;
+        this.clock = clock;
     }
 
     /**
@@ -27,7 +74,7 @@ final class OpenLoop {
      * {@link LoadStats#CLIENT_OVERLOADED}, so a stalled server cannot make the client queue without bound.
      */
     void run(LoadStats stats, long durationNanos, long count) throws InterruptedException {
-        long start = System.nanoTime();
+        long start = clock.nanoTime();
         stats.start(start);
         for (long i = 0; count == 0 || i < count; i++) {
             long offset = (long) (i * nanosPerCall);
@@ -35,11 +82,11 @@ final class OpenLoop {
                 return;
             }
             long due = start + offset;
-            waitUntil(due);
-            if (caller.outstanding() >= maxOutstanding) {
-                stats.dropped(System.nanoTime());
+            clock.waitUntil(due);
+            if (sender.outstanding() >= maxOutstanding) {
+                stats.dropped(clock.nanoTime());
             } else {
-                caller.call(due, stats, null);
+                sender.send(due, stats);
             }
         }
     }

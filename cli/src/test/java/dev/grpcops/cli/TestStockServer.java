@@ -19,7 +19,6 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -31,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A tiny chain.v1.Stock on a Netty loopback port, counting what it receives: Check calls, their
- * arrival times, their headers and connections, and how many were in progress at once. Check
+ * headers and connections, and how many were in progress at once. Check
  * answers after delay_ms (without holding a thread); SKU "stall" is never answered; with
  * {@link #failEvery} = k every k-th Check fails UNAVAILABLE.
  */
@@ -42,7 +41,6 @@ final class TestStockServer implements AutoCloseable {
             Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER);
 
     final AtomicLong calls = new AtomicLong();
-    final ConcurrentLinkedQueue<Long> arrivalNanos = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<String> callers = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<String> criticalities = new ConcurrentLinkedQueue<>();
     final Set<SocketAddress> peers = ConcurrentHashMap.newKeySet();
@@ -64,10 +62,6 @@ final class TestStockServer implements AutoCloseable {
         return "127.0.0.1:" + server.getPort();
     }
 
-    List<Long> sortedArrivalNanos() {
-        return arrivalNanos.stream().sorted().toList();
-    }
-
     @Override
     public void close() throws InterruptedException {
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -79,7 +73,6 @@ final class TestStockServer implements AutoCloseable {
         public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
                 ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
             if (call.getMethodDescriptor().equals(StockGrpc.getCheckMethod())) {
-                arrivalNanos.add(System.nanoTime());
                 String caller = headers.get(CALLER);
                 callers.add(caller == null ? "" : caller);
                 String criticality = headers.get(CRITICALITY);

@@ -10,9 +10,10 @@ import io.grpc.util.MultiChildLoadBalancer;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
 
 /**
  * The balancer behind {@link PeakEwmaLoadBalancerProvider}: one pick_first child per replica (as
@@ -29,18 +30,16 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     static final long INITIAL_COST_NANOS = 5_000_000L;
 
     private final LongSupplier nanoClock;
+    private final Supplier<RandomGenerator> random;
     private volatile Config config = new Config(
             PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.toNanos(),
             PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY.toNanos());
     private SubchannelPicker currentPicker;
 
-    PeakEwmaLoadBalancer(Helper helper) {
-        this(helper, System::nanoTime);
-    }
-
-    PeakEwmaLoadBalancer(Helper helper, LongSupplier nanoClock) {
+    PeakEwmaLoadBalancer(Helper helper, LongSupplier nanoClock, Supplier<RandomGenerator> random) {
         super(helper);
         this.nanoClock = nanoClock;
+        this.random = random;
     }
 
     @Override
@@ -75,7 +74,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     protected void updateOverallBalancingState() {
         List<ChildLbState> ready = getReadyChildren();
         if (!ready.isEmpty()) {
-            update(ConnectivityState.READY, new Picker(ready, nanoClock));
+            update(ConnectivityState.READY, new Picker(ready, nanoClock, random));
             return;
         }
         List<ChildLbState> failing = new ArrayList<>();
@@ -94,8 +93,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 ConnectivityState.TRANSIENT_FAILURE,
                 failing.isEmpty()
                         ? new FixedResultPicker(PickResult.withError(Status.UNAVAILABLE.withDescription("no replica")))
-                        : failing.get(ThreadLocalRandom.current().nextInt(failing.size()))
-                                .getCurrentPicker());
+                        : failing.get(random.get().nextInt(failing.size())).getCurrentPicker());
     }
 
     private void update(ConnectivityState state, SubchannelPicker picker) {
@@ -202,14 +200,16 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         private final Replica[] ready;
         private final SubchannelPicker[] pickers;
         private final LongSupplier nanoClock;
+        private final Supplier<RandomGenerator> random;
 
-        Picker(Collection<ChildLbState> children, LongSupplier nanoClock) {
+        Picker(Collection<ChildLbState> children, LongSupplier nanoClock, Supplier<RandomGenerator> random) {
             this.ready = children.stream().map(Replica.class::cast).toArray(Replica[]::new);
             this.pickers = new SubchannelPicker[ready.length];
             for (int i = 0; i < ready.length; i++) {
                 pickers[i] = ready[i].getCurrentPicker();
             }
             this.nanoClock = nanoClock;
+            this.random = random;
         }
 
         @Override
@@ -236,7 +236,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             if (n == 1) {
                 return 0;
             }
-            ThreadLocalRandom random = ThreadLocalRandom.current();
+            RandomGenerator random = this.random.get();
             int excluded = -1;
             if (avoid != null) {
                 for (int i = 0; i < n; i++) {

@@ -7,6 +7,10 @@ import io.grpc.Status;
 import io.grpc.protobuf.services.HealthCheckingLoadBalancerUtil;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
 
 /**
  * {@value #POLICY_NAME}: power of two choices over a peak-sensitive moving average of each
@@ -29,6 +33,22 @@ public final class PeakEwmaLoadBalancerProvider extends LoadBalancerProvider {
     /** A fast failure costs as much as a second-long answer. */
     static final Duration DEFAULT_FAILURE_PENALTY = Duration.ofSeconds(1);
 
+    private final String policyName;
+    private final LongSupplier nanoClock;
+    private final Supplier<RandomGenerator> random;
+
+    /** The provider gRPC's registry loads. */
+    public PeakEwmaLoadBalancerProvider() {
+        this(POLICY_NAME, System::nanoTime, ThreadLocalRandom::current);
+    }
+
+    /** For tests: the same policy under another name, on another clock, drawing from another source. */
+    PeakEwmaLoadBalancerProvider(String policyName, LongSupplier nanoClock, Supplier<RandomGenerator> random) {
+        this.policyName = policyName;
+        this.nanoClock = nanoClock;
+        this.random = random;
+    }
+
     @Override
     public boolean isAvailable() {
         return true;
@@ -41,7 +61,7 @@ public final class PeakEwmaLoadBalancerProvider extends LoadBalancerProvider {
 
     @Override
     public String getPolicyName() {
-        return POLICY_NAME;
+        return policyName;
     }
 
     @Override
@@ -51,7 +71,7 @@ public final class PeakEwmaLoadBalancerProvider extends LoadBalancerProvider {
                 new LoadBalancer.Factory() {
                     @Override
                     public LoadBalancer newLoadBalancer(LoadBalancer.Helper child) {
-                        return new PeakEwmaLoadBalancer(child);
+                        return new PeakEwmaLoadBalancer(child, nanoClock, random);
                     }
                 },
                 helper);

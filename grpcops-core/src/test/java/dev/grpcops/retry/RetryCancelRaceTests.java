@@ -27,10 +27,12 @@ import org.junit.jupiter.api.Timeout;
  * is or will be in flight, a pending retry never starts, no retry starts long after the cancel,
  * and nothing is left on the scheduler.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RetryCancelRaceTests {
 
     private static final int ROUNDS = 4_000;
+    /** Batches of {@link #ROUNDS} at most, while the interleavings a test names have not all come. */
+    private static final int MAX_BATCHES = 8;
     /** How late after cancel() returned a retry may still start: one that already passed its checks. */
     private static final long LATE_START_BOUND_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -250,45 +252,59 @@ class RetryCancelRaceTests {
                 .limiter(RetryLimiter.unlimited())
                 .build();
         String[] pushbacks = {null, "0", "1"};
-        AtomicReferenceArray<Round> rounds = new AtomicReferenceArray<>(ROUNDS);
+        int rounds = 0;
         int cancelled = 0;
         int retriedBeforeCancel = 0;
         int retryStartedAfterCancel = 0;
         int cancelledBeforeFailure = 0;
-        for (int i = 0; i < ROUNDS; i++) {
-            ThreadLocalRandom random = ThreadLocalRandom.current();
-            Round round = round(retry, i, pushbacks[random.nextInt(pushbacks.length)], random.nextInt(4) == 0);
-            rounds.set(i, round);
-            if (round.outcome.isCancelled()) {
-                // Whatever the scheduler's thread was doing for this round is over once it ran what is due.
-                assertThat(queuedAfterDueTasksRan())
-                        .as("%s: no retry left waiting after the cancel", round)
-                        .isZero();
-            }
-        }
-        // A retry that was not cancelled would start at the latest 1 ms after its failure.
-        Awaitility.await("the scheduler idle")
-                .atMost(Duration.ofSeconds(5))
-                .pollInterval(Duration.ofMillis(5))
-                .until(() -> scheduler.getQueue().isEmpty() && scheduler.getActiveCount() == 0);
-        assertThat(queuedAfterDueTasksRan()).isZero();
-        for (int i = 0; i < ROUNDS; i++) {
-            Round round = rounds.get(i);
-            check(round);
-            if (round.outcome.isCancelled()) {
-                cancelled++;
-                if (round.cancelReturnedTrue && round.cancelReturnedAt < round.failureTriedAt) {
-                    assertThat(round.failureSet)
-                            .as("%s: cancelled before it failed, the first attempt was cancelled too", round)
-                            .isFalse();
+        // Batches of rounds (each checking every rule) until each interleaving has come at least once:
+        // with one core free they take more rounds to come, never a different outcome.
+        for (int batch = 0;
+                batch < MAX_BATCHES
+                        && (batch == 0
+                                || cancelledBeforeFailure == 0
+                                || retriedBeforeCancel == 0
+                                || cancelled - cancelledBeforeFailure - retriedBeforeCancel - retryStartedAfterCancel
+                                        == 0);
+                batch++) {
+            AtomicReferenceArray<Round> made = new AtomicReferenceArray<>(ROUNDS);
+            for (int i = 0; i < ROUNDS; i++) {
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                Round round =
+                        round(retry, rounds + i, pushbacks[random.nextInt(pushbacks.length)], random.nextInt(4) == 0);
+                made.set(i, round);
+                if (round.outcome.isCancelled()) {
+                    // Whatever the scheduler's thread was doing for this round is over once it ran what is due.
+                    assertThat(queuedAfterDueTasksRan())
+                            .as("%s: no retry left waiting after the cancel", round)
+                            .isZero();
                 }
-                if (!round.failureSet) {
-                    cancelledBeforeFailure++;
-                } else if (round.attempts().size() == 2) {
-                    if (round.attempts().get(1).afterCancelReturned()) {
-                        retryStartedAfterCancel++;
-                    } else {
-                        retriedBeforeCancel++;
+            }
+            rounds += ROUNDS;
+            // A retry that was not cancelled would start at the latest 1 ms after its failure.
+            Awaitility.await("the scheduler idle")
+                    .atMost(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofMillis(5))
+                    .until(() -> scheduler.getQueue().isEmpty() && scheduler.getActiveCount() == 0);
+            assertThat(queuedAfterDueTasksRan()).isZero();
+            for (int i = 0; i < ROUNDS; i++) {
+                Round round = made.get(i);
+                check(round);
+                if (round.outcome.isCancelled()) {
+                    cancelled++;
+                    if (round.cancelReturnedTrue && round.cancelReturnedAt < round.failureTriedAt) {
+                        assertThat(round.failureSet)
+                                .as("%s: cancelled before it failed, the first attempt was cancelled too", round)
+                                .isFalse();
+                    }
+                    if (!round.failureSet) {
+                        cancelledBeforeFailure++;
+                    } else if (round.attempts().size() == 2) {
+                        if (round.attempts().get(1).afterCancelReturned()) {
+                            retryStartedAfterCancel++;
+                        } else {
+                            retriedBeforeCancel++;
+                        }
                     }
                 }
             }
@@ -296,7 +312,7 @@ class RetryCancelRaceTests {
         System.out.printf(
                 "retry cancel race: %d rounds, %d cancelled (%d before the failure, %d after the retry "
                         + "started, %d retries started after cancel() returned)%n",
-                ROUNDS, cancelled, cancelledBeforeFailure, retriedBeforeCancel, retryStartedAfterCancel);
+                rounds, cancelled, cancelledBeforeFailure, retriedBeforeCancel, retryStartedAfterCancel);
         assertThat(cancelledBeforeFailure)
                 .as("rounds cancelled before the first attempt failed")
                 .isPositive();
@@ -321,28 +337,33 @@ class RetryCancelRaceTests {
                 .limiter(RetryLimiter.unlimited())
                 .build();
         int scheduledThenCancelled = 0;
-        for (int i = 0; i < ROUNDS; i++) {
-            Round round = round(retry, i, "60000", false);
-            assertThat(round.outcome.isCancelled()).as("%s", round).isTrue();
-            assertThat(scheduler.getQueue())
-                    .as("%s: the retry waiting out its pushback is gone", round)
-                    .isEmpty();
-            assertThat(round.attempts())
-                    .as("%s: the retry never started", round)
-                    .hasSize(1);
-            if (round.cancelReturnedAt < round.failureTriedAt) {
-                assertThat(round.failureSet)
-                        .as("%s: cancelled before it failed, the first attempt was cancelled too", round)
-                        .isFalse();
-            }
-            if (round.failureSet) {
-                scheduledThenCancelled++;
+        int rounds = 0;
+        for (int batch = 0;
+                batch < MAX_BATCHES && (batch == 0 || scheduledThenCancelled == 0 || rounds == scheduledThenCancelled);
+                batch++) {
+            for (int i = 0; i < ROUNDS; i++) {
+                Round round = round(retry, rounds++, "60000", false);
+                assertThat(round.outcome.isCancelled()).as("%s", round).isTrue();
+                assertThat(scheduler.getQueue())
+                        .as("%s: the retry waiting out its pushback is gone", round)
+                        .isEmpty();
+                assertThat(round.attempts())
+                        .as("%s: the retry never started", round)
+                        .hasSize(1);
+                if (round.cancelReturnedAt < round.failureTriedAt) {
+                    assertThat(round.failureSet)
+                            .as("%s: cancelled before it failed, the first attempt was cancelled too", round)
+                            .isFalse();
+                }
+                if (round.failureSet) {
+                    scheduledThenCancelled++;
+                }
             }
         }
         assertThat(scheduledThenCancelled)
                 .as("rounds whose retry was scheduled before the cancel")
                 .isPositive();
-        assertThat(ROUNDS - scheduledThenCancelled)
+        assertThat(rounds - scheduledThenCancelled)
                 .as("rounds cancelled before the failure")
                 .isPositive();
     }

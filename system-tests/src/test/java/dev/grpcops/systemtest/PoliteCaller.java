@@ -60,6 +60,19 @@ final class PoliteCaller {
             Duration duration,
             Duration deadline)
             throws InterruptedException {
+        return run(channel, caller, criticality, perSecond, duration, deadline, 3);
+    }
+
+    /** As {@link #run}, with {@code skus} SKUs per Checkout (each Checkout's own, besides the first). */
+    static Result run(
+            ManagedChannel channel,
+            String caller,
+            String criticality,
+            int perSecond,
+            Duration duration,
+            Duration deadline,
+            int skus)
+            throws InterruptedException {
         Metadata headers = new Metadata();
         headers.put(Metadata.Key.of("x-grpcops-caller", Metadata.ASCII_STRING_MARSHALLER), caller);
         headers.put(Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER), criticality);
@@ -79,14 +92,14 @@ final class PoliteCaller {
                 int n = i;
                 ticker.schedule(
                         () -> {
-                            CheckoutRequest request = CheckoutRequest.newBuilder()
-                                    .addSkus("polite-" + n % 7)
-                                    .addSkus("polite-b")
-                                    .addSkus("polite-c")
-                                    .build();
+                            CheckoutRequest.Builder request =
+                                    CheckoutRequest.newBuilder().addSkus(caller + "-" + n % 7);
+                            for (int sku = 1; sku < skus; sku++) {
+                                request.addSkus(caller + "-" + (char) ('a' + sku));
+                            }
                             Futures.addCallback(
                                     stub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
-                                            .checkout(request),
+                                            .checkout(request.build()),
                                     new FutureCallback<CheckoutReply>() {
                                         @Override
                                         public void onSuccess(CheckoutReply reply) {

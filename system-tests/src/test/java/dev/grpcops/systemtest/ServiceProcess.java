@@ -31,8 +31,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.core.ConditionTimeoutException;
 
 /**
- * One service as users run it: {@code java -jar <module>/target/<module>.jar} in its own process,
- * on a loopback address and free ports, its output in {@code target/process-logs/}.
+ * One service as users run it: {@code java -jar}, from the jar {@code <module>/target/<module>.jar}
+ * extracted as the images run it ({@link ClassDataArchive}), in its own process, on a loopback
+ * address and free ports, its output in {@code target/process-logs/}.
  */
 final class ServiceProcess implements AutoCloseable {
 
@@ -42,6 +43,12 @@ final class ServiceProcess implements AutoCloseable {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     /** deploy/Dockerfile's JAVA_OPTS and JAVA_GC (the image's AOT cache is its own: jvm-archive.options). */
     static final List<String> IMAGE_JVM_OPTIONS = imageJvmOptions();
+    /**
+     * The images' JVM, sized for the pods' memory limit (deploy/Dockerfile); C1 only, as tests start
+     * processes all the time.
+     */
+    private static final List<String> JVM_OPTIONS = jvmOptions();
+
     /** {@link #freePort} hands out ports from here up to the kernel's ephemeral range, from a random start. */
     private static final int PORTS_FROM = 20_000;
 
@@ -59,6 +66,12 @@ final class ServiceProcess implements AutoCloseable {
     private Process process;
     /** Where this start's output begins in {@link #log}, which every start of {@link #name} appends to. */
     private long logStart;
+
+    private static List<String> jvmOptions() {
+        List<String> options = new ArrayList<>(IMAGE_JVM_OPTIONS);
+        options.addAll(List.of("-XX:MaxRAM=512m", "-XX:TieredStopAtLevel=1"));
+        return List.copyOf(options);
+    }
 
     private static List<String> imageJvmOptions() {
         try {
@@ -91,14 +104,10 @@ final class ServiceProcess implements AutoCloseable {
         }
         this.command =
                 new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
-        // The images' JVM, sized for the pods' memory limit (deploy/Dockerfile); C1 only, as tests start
-        // processes all the time.
-        this.command.addAll(IMAGE_JVM_OPTIONS);
+        this.command.addAll(JVM_OPTIONS);
+        this.command.addAll(
+                ClassDataArchive.launch(module, jar, JVM_OPTIONS, ROOT.resolve("system-tests/target/class-data")));
         this.command.addAll(List.of(
-                "-XX:MaxRAM=512m",
-                "-XX:TieredStopAtLevel=1",
-                "-jar",
-                jar.toString(),
                 "--grpc.server.address=" + host,
                 "--grpc.server.port=" + grpcPort,
                 "--management.server.address=" + host,

@@ -17,6 +17,7 @@ final class SteadyLoad implements AutoCloseable {
     private final AtomicInteger succeeded = new AtomicInteger();
     private final Map<Status.Code, AtomicInteger> failed = new ConcurrentHashMap<>();
     private final List<Long> failureTimes = new CopyOnWriteArrayList<>();
+    private final List<Integer> successesBeforeFailures = new CopyOnWriteArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
 
     SteadyLoad(int threadCount, Runnable call) {
@@ -36,6 +37,7 @@ final class SteadyLoad implements AutoCloseable {
                                 failed.computeIfAbsent(Status.fromThrowable(e).getCode(), c -> new AtomicInteger())
                                         .incrementAndGet();
                                 failureTimes.add(System.nanoTime());
+                                successesBeforeFailures.add(succeeded.get());
                             }
                             if (!pause.isZero()) {
                                 try {
@@ -69,6 +71,11 @@ final class SteadyLoad implements AutoCloseable {
     /** When (System.nanoTime) each failed call ended. */
     List<Long> failureTimes() {
         return failureTimes;
+    }
+
+    /** How many calls had succeeded when each failed call ended, in the order they failed. */
+    List<Integer> successesBeforeFailures() {
+        return successesBeforeFailures;
     }
 
     /** Stops the load; each thread ends after its call in flight, whose deadline bounds the wait. */

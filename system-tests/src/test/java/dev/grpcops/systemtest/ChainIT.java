@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Timeout;
  * client in any language would, judged by what Stock recorded and what each service exported.
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class ChainTests {
+class ChainIT {
 
     /** What a hop may lose to scheduling on a busy 2-core machine, on top of the budget maths. */
     private static final Offset<Double> SLACK = Offset.offset(0.15);

@@ -44,12 +44,22 @@ import org.junit.jupiter.api.Timeout;
  * Stock recorded. Without an endpoint nothing is traced: no span, no trace context sent downstream.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class TracingTests {
+class TracingIT {
 
     private static final String[] TRACED = {
         "--management.tracing.sampling.probability=1.0",
         "--management.tracing.opentelemetry.export.schedule-delay=100ms"
     };
+
+    /** The most a loaded machine may spend between two readings of one call's budget, in ms. */
+    private static final double SPENT_BETWEEN_HOPS_MS = 300;
+
+    /** {@code value} is {@code before} less {@code kept}, less at most {@link #SPENT_BETWEEN_HOPS_MS}. */
+    private static void assertShrunk(String what, double value, double before, double kept) {
+        assertThat(value)
+                .as("%s, after %.1f ms less %.0f kept", what, before, kept)
+                .isBetween(before - kept - SPENT_BETWEEN_HOPS_MS, before - kept + 1);
+    }
 
     private static String[] traced(OtlpReceiver receiver, String... more) {
         String[] args = new String[TRACED.length + 1 + more.length];
@@ -122,21 +132,25 @@ class TracingTests {
             ReceivedSpan pricingAttempt = hops.pricingAttempt();
             ReceivedSpan stockServed = hops.stockServed();
 
-            // The budget at every hop: 1.5 s in, 1.3 s handed to Pricing, 1.1 s to Stock.
-            assertThat(ms(edgeServed, "grpcops.budget.remaining_ms")).isCloseTo(1500, within(100.0));
+            // The budget at every hop: 1.5 s in, 1.3 s handed to Pricing, 1.1 s to Stock. A budget only
+            // shrinks on its way, so each hop's figure is at most the one before it (less the reserve
+            // where one is kept); how much less is the time spent between, generous on a loaded machine.
+            double edgeIn = ms(edgeServed, "grpcops.budget.remaining_ms");
+            assertShrunk("Edge's remaining on arrival", edgeIn, 1500, 0);
             assertThat(edgeServed.attribute("grpcops.budget.reserve_ms")).isEqualTo("200.0");
             assertThat(edgeServed.attribute("grpcops.admission.level")).isEqualTo("default");
-            assertThat(ms(edgeAttempt, "grpcops.deadline_ms")).isCloseTo(1300, within(100.0));
+            double edgeOut = ms(edgeAttempt, "grpcops.deadline_ms");
+            assertShrunk("Edge's attempt deadline", edgeOut, edgeIn, 200);
             assertThat(edgeAttempt.attribute("grpcops.attempt")).isEqualTo("0");
-            assertThat(ms(pricingServed, "grpcops.budget.remaining_ms"))
-                    .isCloseTo(ms(edgeAttempt, "grpcops.deadline_ms"), within(50.0));
-            assertThat(ms(pricingAttempt, "grpcops.deadline_ms"))
-                    .isCloseTo(ms(pricingServed, "grpcops.budget.remaining_ms") - 200, within(50.0));
+            double pricingIn = ms(pricingServed, "grpcops.budget.remaining_ms");
+            assertShrunk("Pricing's remaining on arrival", pricingIn, edgeOut, 0);
+            double pricingOut = ms(pricingAttempt, "grpcops.deadline_ms");
+            assertShrunk("Pricing's attempt deadline", pricingOut, pricingIn, 200);
             double stockRecordedMs = recorded.getReceivedDeadlineS(0) * 1000;
+            assertShrunk("what Stock recorded", stockRecordedMs, pricingOut, 0);
             assertThat(ms(stockServed, "grpcops.budget.remaining_ms"))
-                    .as("what Stock recorded: %.1f ms", stockRecordedMs)
-                    .isCloseTo(stockRecordedMs, within(25.0));
-            assertThat(ms(pricingAttempt, "grpcops.deadline_ms")).isCloseTo(stockRecordedMs, within(50.0));
+                    .as("Stock's span against what Stock recorded: %.1f ms", stockRecordedMs)
+                    .isCloseTo(stockRecordedMs, within(SPENT_BETWEEN_HOPS_MS));
         } finally {
             toEdge.shutdownNow();
             toStock.shutdownNow();

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Timeout;
  * dies, and answers with the status the bound promises.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class AbuseTests {
+class AbuseIT {
 
     /** What an answer within "at once" may take on a loaded 2-core machine; the probes saw seconds, or none. */
     private static final Duration RESPONSIVE = Duration.ofSeconds(1);
@@ -95,7 +95,7 @@ class AbuseTests {
     }
 
     /**
-     * Each probe below tests one bound alone. Fair admission (on by default, {@link OverloadTests})
+     * Each probe below tests one bound alone. Fair admission (on by default, {@link OverloadIT})
      * would turn most of a 2000- or 6000-call burst from one client away with RESOURCE_EXHAUSTED
      * before it reached the bound under test, so it is off for these.
      */

@@ -8,18 +8,18 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link ChainTests} against the beans Spring AOT made at build time ({@code process-aot}, in every
+ * {@link ChainIT} against the beans Spring AOT made at build time ({@code process-aot}, in every
  * service jar), switched on as a user would: {@code -Dspring.aot.enabled=true}, here through
  * {@code JAVA_TOOL_OPTIONS} as in a container.
  */
-class AotChainTests extends ChainTests {
+class AotChainIT extends ChainIT {
 
     @BeforeAll
     @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startChain() {
         // The build had no tracing endpoint: one set now (nothing listens there) traces nothing, and
         // each service says so.
-        ChainTests.startChain(
+        ChainIT.startChain(
                 "-aot",
                 Map.of(
                         "JAVA_TOOL_OPTIONS", "-Dspring.aot.enabled=true",

@@ -1,7 +1,5 @@
 package dev.grpcops.systemtest;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
@@ -37,29 +35,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * One slow replica must not reach the caller: three Stock replicas on 127.0.0.2-4, Pricing and Edge
- * on 127.0.0.1, Checkouts of 5 SKUs with a 1 s deadline at a steady rate (open loop: latency from
- * each call's intended start). Each scenario injects one fault into one Stock replica through its
- * admin service: none, slow (+200 ms on every call), stalled (200 ms each second), failing (50 %
- * UNAVAILABLE). Each runs against a fresh Pricing and Edge (no history carried over), first with the
- * old client policy (round_robin, no ejection, no hedging), then with the defaults. Under the
- * defaults a fault is measured in {@link #SLICES} slices, each after a healthy slice in the same
- * processes, and its p99 is held to the healthy slices' p99 (a ratio, with room for a loaded
- * 2-core machine whose speed drifts). A measurement, or a pair of slices, during which the
+ * The tail benchmark of SPEC §13 (scripts/bench-tail.sh; the behaviour is asserted by {@link TailIT}):
+ * three Stock replicas on 127.0.0.2-4, Pricing and Edge on 127.0.0.1, Checkouts of 5 SKUs with a 1 s
+ * deadline at a steady rate (open loop: latency from each call's intended start). Each scenario
+ * injects one fault into one Stock replica through its admin service: none, slow (+200 ms on every
+ * call), stalled (200 ms each second), failing (50 % UNAVAILABLE). Each runs against a fresh Pricing
+ * and Edge (no history carried over), first with the old client policy (round_robin, no ejection, no
+ * hedging), then with the defaults. Under the defaults a fault is measured in {@link #SLICES} slices,
+ * each after a healthy slice in the same processes, and printed beside the healthy slices' p99, so
+ * that a machine whose speed drifts moves both. A measurement, or a pair of slices, during which the
  * hypervisor took more than {@link Steal#DISTURBING_PERCENT} of the CPU is set aside and made again,
- * within bounds; when the steal persists, the least disturbed are kept.
- * Numbers are printed and appended to target/tail-numbers.md with the share of CPU the hypervisor
- * took (steal) while they were measured.
+ * within bounds. The table is printed and appended to target/tail-numbers.md with the share of CPU
+ * the hypervisor took (steal) while each row was measured.
  *
- * <p>Sized by system properties for a full run (scripts/bench-tail.sh): {@code tail.rate}
- * (Checkouts/s, default 100), {@code tail.seconds} (measured per scenario, default 15: the p99 is then
- * the 15th slowest of 1500 Checkouts, so that one pause of one process, which holds the ten or so
- * Checkouts in flight, does not set it alone), {@code tail.warmup}.
+ * <p>Sized by system properties: {@code tail.rate} (Checkouts/s, default 100), {@code tail.seconds}
+ * (measured per scenario, default 15), {@code tail.warmup}, {@code tail.policies} ({@code old,new}),
+ * {@code tail.new-args} (settings to try against the defaults). Not a test: failsafe runs it only when
+ * named ({@code -Dit.test=TailBench}).
  */
-// 9-10 minutes at the defaults; up to 15 slice pairs per fault under persistent steal, and
-// scripts/bench-tail.sh's longer scenarios, need more. The module's fork stops at 30.
-@Timeout(value = 25, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class TailTests {
+@Timeout(value = 60, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class TailBench {
 
     private static final int RATE = Integer.getInteger("tail.rate", 100);
     private static final Duration MEASURED = Duration.ofSeconds(Integer.getInteger("tail.seconds", 15));
@@ -163,7 +158,7 @@ class TailTests {
     }
 
     @Test
-    void oneBadReplicaOfThreeDoesNotReachTheCaller() throws Exception {
+    void oneBadReplicaOfThree() throws Exception {
         for (String policy : POLICIES) {
             for (Scenario scenario : SCENARIOS) {
                 results.put(
@@ -172,35 +167,8 @@ class TailTests {
             }
         }
 
-        if (POLICIES.contains("old")) {
-            Result oldHealthy = results.get("old/all healthy");
-            Result oldSlow = results.get("old/one slow (+200 ms)");
-            Result oldFailing = results.get("old/one failing (50 %)");
-            // The faults are real: with the old policy they reach the caller.
-            assertThat(oldSlow.p99()).as("old policy, one slow replica: p99 ms").isGreaterThan(150);
-            assertThat(oldFailing.completePercent())
-                    .as("old policy, one failing replica: complete %")
-                    .isLessThan(99);
-            assertThat(oldHealthy.completePercent()).isGreaterThanOrEqualTo(99.9);
-        }
-
-        Result healthy = results.get("new/all healthy");
-        assertThat(healthy.completePercent()).isGreaterThanOrEqualTo(99.9);
-        for (Scenario scenario : SCENARIOS.subList(1, SCENARIOS.size())) {
-            Result faulty = results.get("new/" + scenario.name());
-            // The goal is 1.25 x + 10 ms; a 2-core machine running five JVMs and the load gets room.
-            // Against the healthy slices interleaved with the faulty ones, in the same processes: a
-            // machine whose speed drifts over the minutes the scenarios take moves both.
-            assertThat(faulty.p99())
-                    .as("%s: p99 ms against healthy %.1f ms between", scenario.name(), faulty.healthyP99())
-                    .isLessThanOrEqualTo(1.5 * faulty.healthyP99() + 25);
-            assertThat(faulty.completePercent())
-                    .as("%s: complete answers %%", scenario.name())
-                    .isGreaterThanOrEqualTo(99.5);
-            assertThat(faulty.stockCallsPerQuote())
-                    .as("%s: Stock calls per Quote", scenario.name())
-                    .isLessThanOrEqualTo(1.10);
-        }
+        // A benchmark reports; TailIT asserts the behaviour. The goal of SPEC §13, per fault: p99 at
+        // most 1.25 x the healthy slices' p99 + 10 ms, complete >= 99.9 %, Stock calls per Quote <= 1.05.
     }
 
     /** A fresh Pricing and Edge with {@code args}, warmed up, then the scenario measured. */

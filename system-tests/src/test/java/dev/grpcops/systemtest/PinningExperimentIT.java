@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** design §6 with three whoami pods on loopback: where one channel's calls land, and why. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class PinningExperimentTests {
+class PinningExperimentIT {
 
     /**
      * How long a service keeps serving after it says NOT_SERVING (grpcops.shutdown.drain-delay's

@@ -1,0 +1,331 @@
+package dev.grpcops.client;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.FakeClock;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.LoadBalancerRegistry;
+import io.grpc.ManagedChannel;
+import io.grpc.NameResolver;
+import io.grpc.NameResolverProvider;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.inprocess.InProcessSocketAddress;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.StreamObserver;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntPredicate;
+
+/**
+ * Stock replicas as in-process servers behind one channel, on a {@link FakeClock}: each answers
+ * after its own latency of fake time (or fails with its own status), and the channel's balancer
+ * measures that latency on the same clock and draws from a seeded random source, so that which
+ * replica gets which call is the same on every run and on any machine. The channel resolves to the
+ * replicas this fixture lists ({@link #add}, {@link #remove}), one address group each, as a headless
+ * Service's DNS name would; the service config is what {@link ServiceConfigs} builds, with the
+ * balancer swapped for this fixture's instance of it.
+ */
+public final class InProcessReplicas implements AutoCloseable {
+
+    /** The health name each replica reports, for {@code healthCheck(HEALTH_NAME)} configs. */
+    public static final String HEALTH_NAME = "chain.v1.Stock";
+
+    private static final AtomicInteger fixtures = new AtomicInteger();
+
+    private final FakeClock clock;
+    private final String name = "replicas-" + fixtures.incrementAndGet() + "-" + System.nanoTime();
+    private final String policyName = "grpcops_peak_ewma_" + name.replace('-', '_');
+    private final PeakEwmaLoadBalancerProvider balancer;
+    private final List<Replica> replicas = new CopyOnWriteArrayList<>();
+    private final ManagedChannel channel;
+    private final ManualResolver resolver = new ManualResolver();
+
+    /** One Stock replica: its latency or failure, its health, the calls it received. */
+    public final class Replica extends StockGrpc.StockImplBase {
+
+        final String address;
+        final Server server;
+        final HealthStatusManager health = new HealthStatusManager();
+        private final AtomicInteger calls = new AtomicInteger();
+        private volatile Duration latency = Duration.ofMillis(1);
+        private volatile Status failure;
+        private volatile IntPredicate failing = call -> true;
+
+        private Replica(String address) throws java.io.IOException {
+            this.address = address;
+            this.server = InProcessServerBuilder.forName(address)
+                    .directExecutor()
+                    .addService(this)
+                    .addService(health.getHealthService())
+                    .build()
+                    .start();
+            health.setStatus(HEALTH_NAME, ServingStatus.SERVING);
+        }
+
+        /** Answers after {@code latency} of fake time from now on. */
+        public Replica latency(Duration latency) {
+            this.latency = latency;
+            return this;
+        }
+
+        /** Fails every call with {@code status} (after its latency); null to answer again. */
+        public Replica failWith(Status status) {
+            return failWith(status, call -> true);
+        }
+
+        /** Fails the calls whose number (from 1, counted by this replica) {@code which} accepts. */
+        public Replica failWith(Status status, IntPredicate which) {
+            this.failing = which;
+            this.failure = status;
+            return this;
+        }
+
+        public Replica serving(boolean serving) {
+            health.setStatus(HEALTH_NAME, serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+            return this;
+        }
+
+        /** Calls this replica received since the last {@link #resetCalls}. */
+        public int calls() {
+            return calls.get();
+        }
+
+        @Override
+        public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+            int call = calls.incrementAndGet();
+            Status fails = failure;
+            Runnable answer = fails != null && failing.test(call)
+                    ? () -> responses.onError(fails.asRuntimeException())
+                    : () -> {
+                        responses.onNext(
+                                CheckReply.newBuilder().setSku(request.getSku()).build());
+                        responses.onCompleted();
+                    };
+            clock.scheduler().schedule(answer, latency.toNanos(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * {@code count} replicas, answering after 1 ms each, behind one channel with {@code serviceConfig};
+     * the balancer draws from a random source seeded with {@code seed}.
+     */
+    public InProcessReplicas(FakeClock clock, int count, Map<String, ?> serviceConfig, long seed) throws Exception {
+        this.clock = clock;
+        Random random = new Random(seed);
+        this.balancer = new PeakEwmaLoadBalancerProvider(policyName, clock.nanoClock(), () -> random);
+        LoadBalancerRegistry.getDefaultRegistry().register(balancer);
+        for (int i = 0; i < count; i++) {
+            replicas.add(new Replica(name + "-" + i));
+        }
+        this.channel = channel(name + ":///replicas", resolver)
+                .directExecutor()
+                .defaultServiceConfig(renamed(serviceConfig))
+                .build();
+    }
+
+    @SuppressWarnings("deprecation") // the one way a channel builder takes a resolver of its own
+    private static InProcessChannelBuilder channel(String target, NameResolverProvider resolver) {
+        return InProcessChannelBuilder.forTarget(target).nameResolverFactory(resolver);
+    }
+
+    /** The replica at {@code index}, in the order they were made. */
+    public Replica replica(int index) {
+        return replicas.get(index);
+    }
+
+    public ManagedChannel channel() {
+        return channel;
+    }
+
+    /** One more replica, listed at once (a new pod that the resolver sees). */
+    public Replica add() throws Exception {
+        Replica replica = new Replica(name + "-" + replicas.size());
+        replicas.add(replica);
+        resolver.update();
+        return replica;
+    }
+
+    /** Stops {@code replica} and lists it no more. */
+    public void remove(Replica replica) throws InterruptedException {
+        replicas.remove(replica);
+        resolver.update();
+        replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    /** Zeroes every replica's call count. */
+    public void resetCalls() {
+        replicas.forEach(replica -> replica.calls.set(0));
+    }
+
+    /** Each replica's calls since the last {@link #resetCalls}, in order. */
+    public List<Integer> calls() {
+        return replicas.stream().map(Replica::calls).toList();
+    }
+
+    /**
+     * {@code n} calls in batches of {@code concurrency}: each batch started at once, then fake time
+     * moved on until all of it answered. Returns each replica's calls, counted afresh.
+     */
+    public List<Integer> call(int n, int concurrency) throws InterruptedException {
+        resetCalls();
+        for (int done = 0; done < n; done += concurrency) {
+            List<ListenableFuture<CheckReply>> batch = new ArrayList<>();
+            for (int i = 0; i < Math.min(concurrency, n - done); i++) {
+                batch.add(StockGrpc.newFutureStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .check(CheckRequest.newBuilder().setSku("s").build()));
+            }
+            awaitAll(batch);
+        }
+        return calls();
+    }
+
+    /** Moves fake time on, a millisecond at a time, until every call of {@code batch} has ended. */
+    public void awaitAll(Collection<? extends ListenableFuture<?>> batch) throws InterruptedException {
+        for (int step = 0; !batch.stream().allMatch(ListenableFuture::isDone); step++) {
+            if (step > 600_000) {
+                throw new AssertionError("calls still unanswered after 10 minutes of fake time");
+            }
+            clock.forwardMillis(1);
+            if (step % 1000 == 999) {
+                Thread.sleep(1); // a call waiting on the channel's own threads (a connection being made)
+            }
+        }
+        for (ListenableFuture<?> call : batch) {
+            try {
+                call.get();
+            } catch (ExecutionException e) {
+                // a failing replica's answer: counted by the replica
+            }
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        for (Replica replica : replicas) {
+            replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        clock.forward(Duration.ofMinutes(10)); // answers of calls cut off, now to no one
+        LoadBalancerRegistry.getDefaultRegistry().deregister(balancer);
+    }
+
+    /** {@code config} with this fixture's balancer in place of {@link PeakEwmaLoadBalancerProvider#POLICY_NAME}. */
+    @SuppressWarnings("unchecked")
+    private Object renamedValue(Object value) {
+        if (value instanceof Map<?, ?> map) {
+            return renamed((Map<String, ?>) map);
+        }
+        if (value instanceof List<?> list) {
+            return list.stream().map(this::renamedValue).toList();
+        }
+        return value;
+    }
+
+    private Map<String, ?> renamed(Map<String, ?> config) {
+        Map<String, Object> copy = new LinkedHashMap<>();
+        config.forEach((key, value) ->
+                copy.put(key.equals(PeakEwmaLoadBalancerProvider.POLICY_NAME) ? policyName : key, renamedValue(value)));
+        return copy;
+    }
+
+    /** Lists the replicas, one address group each. */
+    private final class ManualResolver extends NameResolverProvider {
+
+        private final List<Resolver> started = new CopyOnWriteArrayList<>();
+
+        void update() {
+            started.forEach(Resolver::resolve);
+        }
+
+        @Override
+        protected boolean isAvailable() {
+            return true;
+        }
+
+        @Override
+        protected int priority() {
+            return 5;
+        }
+
+        @Override
+        public String getDefaultScheme() {
+            return name;
+        }
+
+        @Override
+        public NameResolver newNameResolver(URI target, NameResolver.Args args) {
+            Resolver resolver = new Resolver(args);
+            started.add(resolver);
+            return resolver;
+        }
+
+        @Override
+        public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
+            return List.of(InProcessSocketAddress.class);
+        }
+
+        private final class Resolver extends NameResolver {
+
+            private final Args args;
+            private Listener2 listener;
+
+            Resolver(Args args) {
+                this.args = args;
+            }
+
+            @Override
+            public String getServiceAuthority() {
+                return "replicas";
+            }
+
+            @Override
+            public void start(Listener2 listener) {
+                this.listener = listener;
+                resolve();
+            }
+
+            void resolve() {
+                args.getSynchronizationContext().execute(() -> {
+                    if (listener == null) {
+                        return;
+                    }
+                    List<EquivalentAddressGroup> groups = replicas.stream()
+                            .map(replica -> new EquivalentAddressGroup(new InProcessSocketAddress(replica.address)))
+                            .toList();
+                    listener.onResult2(ResolutionResult.newBuilder()
+                            .setAddressesOrError(io.grpc.StatusOr.fromValue(groups))
+                            .build());
+                });
+            }
+
+            @Override
+            public void refresh() {
+                resolve();
+            }
+
+            @Override
+            public void shutdown() {
+                listener = null;
+                started.remove(this);
+            }
+        }
+    }
+}
