@@ -18,7 +18,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,46 +25,28 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * docker-compose.yml as users run it: brought up whole (published ports on 127.0.0.1, which
- * must be free), a Checkout through Edge's published port, Prometheus scraping every service.
+ * docker-compose.yml as users run it ({@link ComposeSuite}): a Checkout through Edge's published
+ * port, Prometheus scraping every service, and every query of the Grafana dashboard answered.
  */
+@ExtendWith(ComposeSuite.Resolver.class)
 class ComposeIT {
 
-    private static final String PROJECT = "grpcops-it";
-    private static boolean upAttempted;
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     /** Builds the images (cached layers after the first run) and starts the stack: minutes at most. */
     @BeforeAll
     @Timeout(value = 12, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-    static void up() throws Exception {
-        Docker.requireEngine();
-        upAttempted = true;
-        try {
-            compose(Duration.ofMinutes(10), "up", "-d", "--build");
-        } catch (Exception e) {
-            down();
-            throw e;
-        }
+    static void up(ComposeSuite suite) {
+        // brought up by ComposeSuite, taken down after the run
     }
 
-    @AfterAll
-    @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-    static void down() throws Exception {
-        if (!upAttempted) {
-            return; // skipped without an engine: nothing to take down, and no compose to ask
-        }
-        compose(Duration.ofMinutes(2), "down", "--volumes", "--timeout", "10");
-    }
-
-    /** The awaits below add up to 7 minutes. */
     @Test
     @Timeout(value = 8, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void checkoutThroughEdgesPublishedPortAndEveryScrapeTargetUp() throws Exception {
@@ -211,33 +192,5 @@ class ComposeIT {
                 .collect(Collectors.toMap(
                         t -> t.getAsJsonObject("labels").get("instance").getAsString(),
                         t -> t.get("health").getAsString()));
-    }
-
-    /** docker-compose (1.29) where installed, else the compose plugin; environment passed through. */
-    private static void compose(Duration timeout, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/docker-compose"))
-                || Files.isExecutable(Path.of("/usr/local/bin/docker-compose"))) {
-            command.add("docker-compose");
-        } else {
-            command.addAll(List.of("docker", "compose"));
-        }
-        command.addAll(List.of(
-                "-p", PROJECT, "-f", Docker.ROOT.resolve("docker-compose.yml").toString()));
-        command.addAll(List.of(args));
-        Path log = Path.of("target/compose-" + args[0] + ".log");
-        Process process = new ProcessBuilder(command)
-                .directory(Docker.ROOT.toFile())
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
-        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            throw new IllegalStateException(
-                    String.join(" ", command) + " did not finish within " + timeout + ", see " + log.toAbsolutePath());
-        }
-        if (process.exitValue() != 0) {
-            throw new IllegalStateException(String.join(" ", command) + " failed, see " + log.toAbsolutePath());
-        }
     }
 }

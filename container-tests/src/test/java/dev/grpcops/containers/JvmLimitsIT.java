@@ -26,19 +26,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.testcontainers.containers.GenericContainer;
-import org.testcontainers.containers.Network;
-import org.testcontainers.lifecycle.Startables;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The JVM in each chain image, limited as Compose and the pods limit it: its heap is a share of the
- * limit (not of the host's memory), metaspace and code cache are bounded, the collector is the one
- * deploy/Dockerfile names, no collection was made for metaspace's or the code cache's sake, and
- * under Checkouts its resident memory stays within 60 % of the limit.
- * Read from what an operator reads: each service's own metrics, and the process's VmRSS.
+ * The JVM in each chain image, limited as Compose and the pods limit it (the Compose suite's
+ * containers): its heap is a share of the limit (not of the host's memory), metaspace and code cache
+ * are bounded, the collector is the one deploy/Dockerfile names, no collection was made for
+ * metaspace's or the code cache's sake, and under Checkouts its resident memory stays within 60 % of
+ * the limit. Read from what an operator reads: each service's own metrics, and the process's VmRSS.
  */
+@ExtendWith(ComposeSuite.Resolver.class)
 class JvmLimitsIT {
 
     private static final HttpClient HTTP =
@@ -57,47 +57,46 @@ class JvmLimitsIT {
                             "ZGC Major Cycles",
                             "ZGC Major Pauses"));
 
-    @Test
+    /** The chain's services: Compose service, management port. */
+    private static final Map<String, Integer> MANAGEMENT = new LinkedHashMap<>();
+
+    static {
+        MANAGEMENT.put("stock-1", 9061);
+        MANAGEMENT.put("pricing-1", 9062);
+        MANAGEMENT.put("edge", 9063);
+    }
+
+    /** Every service's memory limit in bytes, from docker-compose.yml (held equal to the pods' by ManifestTests). */
+    private static final long MEMORY_LIMIT = composeMemoryLimit();
+
+    private static ComposeSuite suite;
+
+    @BeforeAll
     @Timeout(value = 12, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void up(ComposeSuite compose) {
+        suite = compose;
+    }
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void eachServicesJvmIsSizedFromItsContainersLimit() throws Exception {
-        Docker.requireEngine();
         Set<String> collectors = collectorsOfTheImage();
-        Network network = Network.newNetwork();
-        Map<String, GenericContainer<?>> chain = new LinkedHashMap<>();
-        chain.put(
-                "stock",
-                ServiceContainers.service("stock-service", network, "stock", 50061, "chain.v1.Stock")
-                        .withExposedPorts(50061, 9061));
-        chain.put(
-                "pricing",
-                ServiceContainers.service("pricing-service", network, "pricing", 50062, "chain.v1.Pricing")
-                        .withExposedPorts(50062, 9062)
-                        .withCommand("--grpc.client.stock.address=dns:///stock:50061"));
-        chain.put(
-                "edge",
-                ServiceContainers.service("edge-service", network, "edge", 50063, "chain.v1.Edge")
-                        .withExposedPorts(50063, 9063)
-                        .withCommand("--grpc.client.pricing.address=dns:///pricing:50062"));
-        Map<String, Integer> management = Map.of("stock", 9061, "pricing", 9062, "edge", 9063);
-        ManagedChannel toEdge = null;
+        ManagedChannel toEdge = suite.channel("edge", 50063);
         try {
-            Startables.deepStart(chain.values()).join();
-            toEdge = ServiceContainers.channel(chain.get("edge"), 50063);
-            int answered = checkouts(toEdge, Duration.ofSeconds(20));
+            int answered = checkouts(toEdge, Duration.ofSeconds(10));
             assertThat(answered).as("Checkouts answered under the limits").isGreaterThan(100);
 
-            long limit = ServiceContainers.MEMORY_LIMIT;
+            long limit = MEMORY_LIMIT;
             List<String> report = new ArrayList<>();
-            for (var service : chain.entrySet()) {
+            for (var service : MANAGEMENT.entrySet()) {
                 String name = service.getKey();
-                GenericContainer<?> container = service.getValue();
-                String metrics = scrape(container, management.get(name));
+                String metrics = scrape(suite.address(name, service.getValue()));
                 long heap = sum(metrics, "jvm_memory_max_bytes", "area=\"heap\"");
                 long metaspace = sum(metrics, "jvm_memory_max_bytes", "id=\"Metaspace\"");
                 // One "CodeCache", or "CodeHeap '...'" segments when the cache is large enough to be segmented
                 long codeCache = sum(metrics, "jvm_memory_max_bytes", "id=\"CodeHeap")
                         + sum(metrics, "jvm_memory_max_bytes", "id=\"CodeCache\"");
-                long rss = rss(container);
+                long rss = rss(name);
                 Set<String> used = gcNames(metrics);
                 report.add(String.format(
                         "%s: heap max %d MiB, metaspace max %d MiB, code cache max %d MiB, RSS %d MiB"
@@ -125,10 +124,7 @@ class JvmLimitsIT {
             }
             System.out.println("JVMs under a " + (limit >> 20) + " MiB limit:\n  " + String.join("\n  ", report));
         } finally {
-            if (toEdge != null) {
-                toEdge.shutdownNow();
-            }
-            ServiceContainers.removeAll(network, chain.values().toArray(GenericContainer<?>[]::new));
+            toEdge.shutdownNow();
         }
     }
 
@@ -174,6 +170,20 @@ class JvmLimitsIT {
         return answered.get();
     }
 
+    private static long composeMemoryLimit() {
+        try {
+            String compose = Files.readString(Docker.ROOT.resolve("docker-compose.yml"));
+            Matcher limit = Pattern.compile("mem_limit: (\\d+)m")
+                    .matcher(compose.substring(compose.indexOf("x-service:"), compose.indexOf("x-build:")));
+            if (!limit.find()) {
+                throw new IllegalStateException("docker-compose.yml's x-service has no mem_limit");
+            }
+            return Long.parseLong(limit.group(1)) * 1024 * 1024;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     private static Set<String> collectorsOfTheImage() throws IOException {
         Matcher flag = Pattern.compile("JAVA_GC=\"([^\"]+)\"")
                 .matcher(Files.readString(Docker.ROOT.resolve("deploy/Dockerfile")));
@@ -183,10 +193,9 @@ class JvmLimitsIT {
         return names;
     }
 
-    private static String scrape(GenericContainer<?> container, int managementPort) throws Exception {
+    private static String scrape(String address) throws Exception {
         HttpResponse<String> response = HTTP.send(
-                HttpRequest.newBuilder(URI.create("http://" + container.getHost() + ":"
-                                + container.getMappedPort(managementPort) + "/actuator/prometheus"))
+                HttpRequest.newBuilder(URI.create("http://" + address + "/actuator/prometheus"))
                         .timeout(Duration.ofSeconds(10))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -217,8 +226,8 @@ class JvmLimitsIT {
     }
 
     /** The JVM's resident memory (it is the container's PID 1). */
-    private static long rss(GenericContainer<?> container) throws Exception {
-        String status = container.execInContainer("cat", "/proc/1/status").getStdout();
+    private static long rss(String service) {
+        String status = suite.exec(service, "cat", "/proc/1/status");
         Matcher kb = Pattern.compile("VmRSS:\\s+(\\d+) kB").matcher(status);
         assertThat(kb.find()).as("VmRSS of PID 1").isTrue();
         return Long.parseLong(kb.group(1)) * 1024;

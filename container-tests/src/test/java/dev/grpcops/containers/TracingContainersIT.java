@@ -1,118 +1,84 @@
 package dev.grpcops.containers;
 
-import static dev.grpcops.systemtest.OtlpReceiver.ms;
+import static dev.grpcops.testsupport.OtlpReceiver.ms;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
 import dev.grpcops.proto.chain.v1.Line;
-import dev.grpcops.systemtest.OtlpReceiver;
-import dev.grpcops.systemtest.OtlpReceiver.CheckoutHops;
-import dev.grpcops.systemtest.OtlpReceiver.ReceivedSpan;
+import dev.grpcops.testsupport.OtlpReceiver;
+import dev.grpcops.testsupport.OtlpReceiver.CheckoutHops;
+import dev.grpcops.testsupport.OtlpReceiver.ReceivedSpan;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.testcontainers.DockerClientFactory;
-import org.testcontainers.containers.GenericContainer;
-import org.testcontainers.containers.Network;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Traces from the images, configured as docker-compose.yml configures them: the OpenTelemetry
  * environment variables alone ({@code OTEL_EXPORTER_OTLP_ENDPOINT}, {@code OTEL_TRACES_SAMPLER_ARG}),
- * exporting into a receiver in this test on the containers' network gateway. One Checkout through
- * the three containers is one trace, parented hop by hop, with the budget at every hop.
+ * exporting from the Compose suite into a receiver in this test. One Checkout through the three
+ * containers is one trace, parented hop by hop, with the budget at every hop.
  */
-@Timeout(value = 10, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@ExtendWith(ComposeSuite.Resolver.class)
+@Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class TracingContainersIT {
 
+    /** The most a loaded machine may spend between two readings of one call's budget, in ms. */
+    private static final double SPENT_BETWEEN_HOPS_MS = 300;
+
+    private static ComposeSuite suite;
+
+    @BeforeAll
+    @Timeout(value = 12, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void up(ComposeSuite compose) {
+        suite = compose;
+    }
+
     @Test
-    void oneCheckoutThroughTheContainersIsOneTraceWithTheBudgetAtEveryHop() throws Exception {
-        Docker.requireEngine();
-        Network network = Network.newNetwork();
-        GenericContainer<?> stock = null;
-        GenericContainer<?> pricing = null;
-        GenericContainer<?> edge = null;
-        try (OtlpReceiver receiver = new OtlpReceiver(gateway(network), 0)) {
-            String endpoint = "http://" + gateway(network) + ":" + receiver.port();
-            stock = traced(
-                    ServiceContainers.service("stock-service", network, "stock", 50061, "chain.v1.Stock"), endpoint);
-            pricing = traced(
-                            ServiceContainers.service("pricing-service", network, "pricing", 50062, "chain.v1.Pricing"),
-                            endpoint)
-                    .withCommand("--grpc.client.stock.address=dns:///stock:50061");
-            edge = traced(ServiceContainers.service("edge-service", network, "edge", 50063, "chain.v1.Edge"), endpoint)
-                    .withCommand("--grpc.client.pricing.address=dns:///pricing:50062");
-            stock.start();
-            pricing.start();
-            edge.start();
-
-            ManagedChannel toEdge = ServiceContainers.channel(edge, 50063);
-            try {
-                await("a Checkout answered through all three containers")
-                        .atMost(Duration.ofSeconds(90))
-                        .pollInterval(Duration.ofMillis(200))
-                        .until(() -> EdgeGrpc.newBlockingStub(toEdge)
-                                .withDeadlineAfter(10, TimeUnit.SECONDS)
-                                .checkout(CheckoutRequest.newBuilder()
-                                        .addSkus("warm")
-                                        .build())
-                                .getLines(0)
-                                .getAvailable());
-                assertThat(EdgeGrpc.newBlockingStub(toEdge)
-                                .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
-                                .checkout(CheckoutRequest.newBuilder()
-                                        .addSkus("traced")
-                                        .build())
-                                .getLinesList())
-                        .extracting(Line::getAvailable)
-                        .containsOnly(true);
-            } finally {
-                toEdge.shutdownNow();
-            }
-
-            await("the Checkout's trace from all three containers")
-                    .atMost(Duration.ofSeconds(60))
-                    .until(() -> receiver.checkoutTrace(5000).stream()
-                                            .map(ReceivedSpan::service)
-                                            .distinct()
-                                            .count()
-                                    == 3
-                            && receiver.checkoutTrace(5000).size() >= 5);
-            List<ReceivedSpan> trace = receiver.checkoutTrace(5000);
-            CheckoutHops hops = CheckoutHops.of(trace);
-            // 1.5 s in at Edge; less the 0.2 s reserve at each hop on the way down.
-            assertThat(ms(hops.edgeServed(), "grpcops.budget.remaining_ms")).isCloseTo(1500, within(150.0));
-            assertThat(ms(hops.pricingServed(), "grpcops.budget.remaining_ms")).isCloseTo(1300, within(150.0));
-            assertThat(ms(hops.stockServed(), "grpcops.budget.remaining_ms")).isCloseTo(1100, within(150.0));
-            assertThat(ms(hops.pricingAttempt(), "grpcops.deadline_ms"))
-                    .isCloseTo(ms(hops.stockServed(), "grpcops.budget.remaining_ms"), within(50.0));
+    void oneCheckoutThroughTheContainersIsOneTraceWithTheBudgetAtEveryHop() {
+        OtlpReceiver receiver = suite.traces;
+        ManagedChannel toEdge = suite.channel("edge", 50063);
+        String sku = "traced-" + System.nanoTime();
+        receiver.spans.clear(); // the other tests' traces: this one is then the only Checkout
+        try {
+            assertThat(EdgeGrpc.newBlockingStub(toEdge)
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .checkout(CheckoutRequest.newBuilder().addSkus(sku).build())
+                            .getLinesList())
+                    .extracting(Line::getAvailable)
+                    .containsOnly(true);
         } finally {
-            ServiceContainers.removeAll(network, edge, pricing, stock);
+            toEdge.shutdownNow();
         }
+
+        await("the Checkout's trace from all three containers")
+                .atMost(Duration.ofSeconds(60))
+                .until(() -> trace(receiver, sku).stream()
+                                        .map(ReceivedSpan::service)
+                                        .distinct()
+                                        .count()
+                                == 3
+                        && trace(receiver, sku).size() >= 5);
+        CheckoutHops hops = CheckoutHops.of(trace(receiver, sku));
+        // 1.5 s in at Edge; at each hop, at most what the hop above had less its 0.2 s reserve.
+        double edge = ms(hops.edgeServed(), "grpcops.budget.remaining_ms");
+        double pricing = ms(hops.pricingServed(), "grpcops.budget.remaining_ms");
+        double stock = ms(hops.stockServed(), "grpcops.budget.remaining_ms");
+        assertThat(edge).isBetween(1500 - SPENT_BETWEEN_HOPS_MS, 1500.0);
+        assertThat(pricing).isBetween(edge - 200 - SPENT_BETWEEN_HOPS_MS, edge - 200 + 1);
+        assertThat(stock).isBetween(pricing - 200 - SPENT_BETWEEN_HOPS_MS, pricing - 200 + 1);
+        assertThat(ms(hops.pricingAttempt(), "grpcops.deadline_ms"))
+                .isBetween(stock - 1, stock + SPENT_BETWEEN_HOPS_MS);
     }
 
-    /** What docker-compose.yml sets, with every trace sampled and exported at once. */
-    private static GenericContainer<?> traced(GenericContainer<?> service, String endpoint) {
-        return service.withEnv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
-                .withEnv("OTEL_TRACES_SAMPLER_ARG", "1.0")
-                .withEnv("MANAGEMENT_TRACING_OPENTELEMETRY_EXPORT_SCHEDULE_DELAY", "100ms");
-    }
-
-    /** The host's address on {@code network}: what its containers reach this test at. */
-    private static String gateway(Network network) {
-        return DockerClientFactory.instance()
-                .client()
-                .inspectNetworkCmd()
-                .withNetworkId(network.getId())
-                .exec()
-                .getIpam()
-                .getConfig()
-                .get(0)
-                .getGateway();
+    /** The spans of the one Checkout made since the receiver was cleared (1.5 s deadline). */
+    private static List<ReceivedSpan> trace(OtlpReceiver receiver, String sku) {
+        return receiver.checkoutTrace(1600);
     }
 }

@@ -21,53 +21,36 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.testcontainers.containers.GenericContainer;
-import org.testcontainers.containers.Network;
-import org.testcontainers.lifecycle.Startables;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Three whoami containers: rr spreads, hc skips a drained replica, kubelet-style probes flip. */
+/** The Compose suite's three WhoAmI containers: rr spreads, hc skips a drained replica, the health names flip. */
+@ExtendWith(ComposeSuite.Resolver.class)
 @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class WhoAmIContainersIT {
 
     private static final String READINESS = "grpcops.v1.WhoAmI";
+    private static final List<String> PODS = List.of("whoami-1", "whoami-2", "whoami-3");
     /**
      * How long a service keeps serving after it says NOT_SERVING (grpcops.shutdown.drain-delay's
      * default): the time health-checking clients have to move away from a draining pod.
      */
     private static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
 
-    private static Network network;
-    private static List<GenericContainer<?>> pods;
+    private static ComposeSuite suite;
 
     @BeforeAll
-    @Timeout(value = 10, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-    static void startPods() {
-        Docker.requireEngine();
-        network = Network.newNetwork();
-        pods = List.of(pod("w1"), pod("w2"), pod("w3"));
-        try {
-            Startables.deepStart(pods).join();
-        } catch (RuntimeException e) {
-            stopPods();
-            throw e;
-        }
-    }
-
-    @AfterAll
-    @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-    static void stopPods() {
-        ServiceContainers.removeAll(
-                network, pods == null ? new GenericContainer<?>[0] : pods.toArray(GenericContainer<?>[]::new));
+    @Timeout(value = 12, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void up(ComposeSuite compose) {
+        suite = compose;
     }
 
     @AfterEach
     void resumeAll() {
-        pods.forEach(pod -> admin(pod, WhoAmIGrpc.WhoAmIBlockingStub::resume));
+        PODS.forEach(pod -> admin(pod, WhoAmIGrpc.WhoAmIBlockingStub::resume));
     }
 
     @Test
@@ -76,7 +59,7 @@ class WhoAmIContainersIT {
         try {
             awaitEveryPod(channel);
             Map<String, Integer> counts = spread(channel, 60);
-            assertThat(counts).containsOnlyKeys("w1", "w2", "w3");
+            assertThat(counts).containsOnlyKeys(PODS);
             assertThat(counts.values()).allSatisfy(n -> assertThat(n).isGreaterThanOrEqualTo(15));
         } finally {
             channel.shutdownNow();
@@ -89,15 +72,15 @@ class WhoAmIContainersIT {
         try {
             awaitEveryPod(channel);
 
-            admin(pods.get(0), WhoAmIGrpc.WhoAmIBlockingStub::drain);
+            admin("whoami-1", WhoAmIGrpc.WhoAmIBlockingStub::drain);
             // The channel hears NOT_SERVING on its health Watch of w1 and drops w1 from its round_robin
             // picker. Three calls in a row reach each ready pod once, so three in a row without w1 mean
             // w1 is out. The bound is what clients get in production to move away: the drain delay.
-            await("w1 out of the channel's picker")
+            await("whoami-1 out of the channel's picker")
                     .atMost(DEFAULT_DRAIN_DELAY)
                     .pollInterval(Duration.ofMillis(50))
-                    .until(() -> !spread(channel, 3).containsKey("w1"));
-            assertThat(spread(channel, 60)).doesNotContainKey("w1").containsKeys("w2", "w3");
+                    .until(() -> !spread(channel, 3).containsKey("whoami-1"));
+            assertThat(spread(channel, 60)).doesNotContainKey("whoami-1").containsKeys("whoami-2", "whoami-3");
         } finally {
             channel.shutdownNow();
         }
@@ -105,12 +88,11 @@ class WhoAmIContainersIT {
 
     @Test
     void readinessCheckFlipsWithDrainWhileLivenessStaysServing() {
-        GenericContainer<?> pod = pods.get(1);
+        String pod = "whoami-2";
         assertThat(check(pod, READINESS)).isEqualTo(ServingStatus.SERVING);
         admin(pod, WhoAmIGrpc.WhoAmIBlockingStub::drain);
         assertThat(check(pod, READINESS)).isEqualTo(ServingStatus.NOT_SERVING);
         assertThat(check(pod, "")).isEqualTo(ServingStatus.SERVING);
-        assertThat(pod.isRunning()).isTrue();
     }
 
     /** Until each subchannel is connected, the first ones to connect take the calls. */
@@ -119,18 +101,11 @@ class WhoAmIContainersIT {
         for (int i = 0; i < 300 && answered.size() < 3; i++) {
             answered.addAll(spread(channel, 1).keySet());
         }
-        assertThat(answered).as("every pod answered").containsExactlyInAnyOrder("w1", "w2", "w3");
-    }
-
-    private static GenericContainer<?> pod(String name) {
-        return ServiceContainers.service("whoami-service", network, "whoami", 50051, READINESS)
-                .withEnv("POD_NAME", name);
+        assertThat(answered).as("every pod answered").containsExactlyInAnyOrderElementsOf(PODS);
     }
 
     private static String addressList() {
-        return pods.stream()
-                .map(p -> p.getHost() + ":" + p.getMappedPort(50051))
-                .collect(Collectors.joining(","));
+        return PODS.stream().map(pod -> suite.address(pod, 50051)).collect(Collectors.joining(","));
     }
 
     private static Map<String, Integer> spread(ManagedChannel channel, int calls) {
@@ -147,8 +122,8 @@ class WhoAmIContainersIT {
         return counts;
     }
 
-    private static ServingStatus check(GenericContainer<?> pod, String service) {
-        ManagedChannel channel = ServiceContainers.channel(pod, 50051);
+    private static ServingStatus check(String pod, String service) {
+        ManagedChannel channel = suite.channel(pod, 50051);
         try {
             return HealthGrpc.newBlockingStub(channel)
                     .withDeadlineAfter(3, TimeUnit.SECONDS)
@@ -159,13 +134,12 @@ class WhoAmIContainersIT {
         }
     }
 
-    private static void admin(
-            GenericContainer<?> pod, BiFunction<WhoAmIGrpc.WhoAmIBlockingStub, DrainRequest, ?> operation) {
-        ManagedChannel channel = ServiceContainers.channel(pod, 50051);
+    private static void admin(String pod, BiFunction<WhoAmIGrpc.WhoAmIBlockingStub, DrainRequest, ?> operation) {
+        ManagedChannel channel = suite.channel(pod, 50051);
         try {
             Object unused = operation.apply(
                     WhoAmIGrpc.newBlockingStub(channel)
-                            .withInterceptors(AdminCredentials.bearer(ServiceContainers.ADMIN_TOKEN))
+                            .withInterceptors(AdminCredentials.bearer(ComposeSuite.ADMIN_TOKEN))
                             .withDeadlineAfter(3, TimeUnit.SECONDS),
                     DrainRequest.getDefaultInstance());
         } finally {

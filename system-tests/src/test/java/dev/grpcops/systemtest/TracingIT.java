@@ -1,6 +1,6 @@
 package dev.grpcops.systemtest;
 
-import static dev.grpcops.systemtest.OtlpReceiver.ms;
+import static dev.grpcops.testsupport.OtlpReceiver.ms;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -16,8 +16,9 @@ import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.SkuStats;
 import dev.grpcops.proto.chain.v1.StatsRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
-import dev.grpcops.systemtest.OtlpReceiver.CheckoutHops;
-import dev.grpcops.systemtest.OtlpReceiver.ReceivedSpan;
+import dev.grpcops.testsupport.OtlpReceiver;
+import dev.grpcops.testsupport.OtlpReceiver.CheckoutHops;
+import dev.grpcops.testsupport.OtlpReceiver.ReceivedSpan;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;

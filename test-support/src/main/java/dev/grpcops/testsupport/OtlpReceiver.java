@@ -1,4 +1,4 @@
-package dev.grpcops.systemtest;
+package dev.grpcops.testsupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,7 +20,7 @@ import java.util.stream.Collectors;
 
 /**
  * An OTLP/HTTP trace receiver, as a collector is one: POST /v1/traces, protobuf in, 200 out. Shared
- * with the container tests (this module's test jar).
+ * by the system and container tests (the test-support module).
  */
 public final class OtlpReceiver implements AutoCloseable {
 
@@ -43,7 +43,7 @@ public final class OtlpReceiver implements AutoCloseable {
     private final HttpServer server;
 
     /** On 127.0.0.1. */
-    OtlpReceiver(int port) throws IOException {
+    public OtlpReceiver(int port) throws IOException {
         this("127.0.0.1", port);
     }
 
@@ -86,7 +86,7 @@ public final class OtlpReceiver implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
-    String endpoint() {
+    public String endpoint() {
         return "http://127.0.0.1:" + port() + "/v1/traces";
     }
 
