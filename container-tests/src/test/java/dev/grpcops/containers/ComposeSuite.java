@@ -89,6 +89,11 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
         environment.put("GRPCOPS_ADMIN_TOKEN", ADMIN_TOKEN);
         environment.put("OTEL_EXPORTER_OTLP_ENDPOINT", "http://host.docker.internal:" + traces.port());
         ComposeSuite suite = new ComposeSuite(traces, environment);
+        String prometheus = Files.readString(Docker.ROOT.resolve("deploy/prometheus.yml"));
+        Files.createDirectories(Path.of("target"));
+        Files.writeString(
+                Path.of("target/prometheus.yml"),
+                prometheus.replaceAll("(?m)^(\\s*)(scrape|evaluation)_interval: .*$", "$1$2_interval: 2s"));
         try {
             suite.compose(Duration.ofMinutes(10), "up", "-d", "--build");
             for (String[] service : new String[][] {
