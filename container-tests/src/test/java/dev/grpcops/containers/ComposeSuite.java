@@ -26,8 +26,8 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * from deploy/Dockerfile, three Stock and two Pricing replicas, Edge, three WhoAmI replicas and
  * Prometheus. container-tests/compose-test.yml adds only what a test needs to look from outside:
  * ports published on loopback for the replicas and management ports Compose keeps internal, health
- * checks every 2 s instead of 10 s (so that a test waits seconds, not tens, for Docker's view), and
- * the traces sent to a receiver in this JVM. Brought down when the run's last test has finished.
+ * checks every 2 s instead of 10 s (so that a test waits seconds, not tens, for Docker's view),
+ * warm-ups cut to 2 s, and the traces sent to a receiver in this JVM. Brought down when the run's last test has finished.
  */
 final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
 
@@ -95,7 +95,9 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
                 Path.of("target/prometheus.yml"),
                 prometheus.replaceAll("(?m)^(\\s*)(scrape|evaluation)_interval: .*$", "$1$2_interval: 2s"));
         try {
-            suite.compose(Duration.ofMinutes(10), "up", "-d", "--build");
+            // The four images side by side (each build runs its service once, to make its AOT cache), then the suite.
+            suite.compose(Duration.ofMinutes(10), "build", "--parallel");
+            suite.compose(Duration.ofMinutes(10), "up", "-d");
             for (String[] service : new String[][] {
                 {"stock-1", "50061", "chain.v1.Stock"},
                 {"stock-2", "50061", "chain.v1.Stock"},

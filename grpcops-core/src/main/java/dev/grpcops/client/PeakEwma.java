@@ -17,6 +17,12 @@ final class PeakEwma {
         this.stamp = now;
     }
 
+    /** Starts over at {@code nanos} from {@code now} (a replica that has just become ready). */
+    synchronized void reset(double nanos, long now) {
+        cost = nanos;
+        stamp = now;
+    }
+
     /** The average now, in nanoseconds, decayed for the time since the last sample. */
     double cost(long now, long decayNanos) {
         double value = cost;

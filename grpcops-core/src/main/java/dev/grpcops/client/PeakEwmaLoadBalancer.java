@@ -1,45 +1,65 @@
 package dev.grpcops.client;
 
 import dev.grpcops.internal.PickHint;
+import dev.grpcops.internal.WarmUpMark;
 import io.grpc.ClientStreamTracer;
 import io.grpc.ConnectivityState;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.grpc.SynchronizationContext;
 import io.grpc.util.ForwardingClientStreamTracer;
 import io.grpc.util.MultiChildLoadBalancer;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
- * The balancer behind {@link PeakEwmaLoadBalancerProvider}: one pick_first child per replica (as
- * round_robin), and a picker that draws two ready replicas at random and takes the one with the lower
- * cost = peak-EWMA latency × (outstanding + 1). Every call's latency and status feed its replica's
- * cost when the call ends, from the stream's tracer.
+ * The balancer behind {@link PeakEwmaLoadBalancerProvider} (and, picking in turn, behind
+ * {@link RoundRobinLoadBalancerProvider}): one pick_first child per replica, and a picker over the
+ * ready replicas that are not ejected. Peak-EWMA draws two of them at random and takes the one with
+ * the lower cost = peak-EWMA latency × (outstanding + 1). Every call's latency and {@link CallOutcome}
+ * feed its replica when the call ends, from the stream's tracer: the cost, and the counts that
+ * {@link OutlierDetection} judges once an interval in the synchronization context.
  */
 final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
-    /** The parsed policy config; times in nanoseconds. */
-    record Config(long decayNanos, long failurePenaltyNanos) {}
+    /** The parsed policy config; times in nanoseconds; {@code ejection} null for none. */
+    record Config(long decayNanos, long failurePenaltyNanos, OutlierDetection ejection) {}
 
     /** A replica's cost before it has answered, when no other replica has either. */
     static final long INITIAL_COST_NANOS = 5_000_000L;
 
     private final LongSupplier nanoClock;
     private final Supplier<RandomGenerator> random;
+    private final boolean roundRobin;
+    /** Where the ejection timer runs; the channel's own timer unless a test gives one. */
+    private final ScheduledExecutorService timer;
+
+    private final AtomicInteger nextInTurn = new AtomicInteger();
     private volatile Config config = new Config(
             PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.toNanos(),
-            PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY.toNanos());
+            PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY.toNanos(),
+            null);
     private SubchannelPicker currentPicker;
+    private SynchronizationContext.ScheduledHandle judging;
 
-    PeakEwmaLoadBalancer(Helper helper, LongSupplier nanoClock, Supplier<RandomGenerator> random) {
+    PeakEwmaLoadBalancer(
+            Helper helper,
+            LongSupplier nanoClock,
+            Supplier<RandomGenerator> random,
+            boolean roundRobin,
+            ScheduledExecutorService timer) {
         super(helper);
         this.nanoClock = nanoClock;
         this.random = random;
+        this.roundRobin = roundRobin;
+        this.timer = timer != null ? timer : helper.getScheduledExecutorService();
     }
 
     @Override
@@ -48,33 +68,95 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         if (parsed instanceof Config given) {
             config = given;
         }
-        return super.acceptResolvedAddresses(resolvedAddresses);
+        Status status = super.acceptResolvedAddresses(resolvedAddresses);
+        scheduleJudging();
+        return status;
+    }
+
+    /** Outlier detection judges the replicas once an interval, while it is configured. */
+    private void scheduleJudging() {
+        OutlierDetection ejection = config.ejection();
+        if (ejection == null) {
+            if (judging != null) {
+                judging.cancel();
+                judging = null;
+            }
+            for (ChildLbState child : getChildLbStates()) {
+                ((Replica) child).ejection = new Ejection();
+            }
+            return;
+        }
+        if (judging == null || !judging.isPending()) {
+            judging = getHelper()
+                    .getSynchronizationContext()
+                    .schedule(this::judge, ejection.interval().toNanos(), TimeUnit.NANOSECONDS, timer);
+        }
+    }
+
+    private void judge() {
+        judging = null;
+        OutlierDetection ejection = config.ejection();
+        if (ejection == null) {
+            return;
+        }
+        List<Ejection> replicas = new ArrayList<>();
+        for (ChildLbState child : getChildLbStates()) {
+            replicas.add(((Replica) child).ejection);
+        }
+        if (!replicas.isEmpty() && Ejection.judge(ejection, replicas, nanoClock.getAsLong())) {
+            updateOverallBalancingState();
+        }
+        scheduleJudging();
+    }
+
+    @Override
+    public void shutdown() {
+        if (judging != null) {
+            judging.cancel();
+            judging = null;
+        }
+        super.shutdown();
     }
 
     @Override
     protected ChildLbState createChildLbState(Object key) {
-        return new Replica(key, initialCost());
+        return new Replica(key);
     }
 
-    /** A replica that joins starts at the mean cost of those already known, so it is neither flooded nor shunned. */
-    private long initialCost() {
+    /**
+     * What a replica's latency starts at when it becomes ready: the mean cost of the others that
+     * are ready and not ejected, so that it is neither flooded nor shunned (one that is failing
+     * would drag the mean up and shun it for minutes).
+     */
+    private double initialCost(Replica joining) {
         long now = nanoClock.getAsLong();
         double sum = 0;
         int count = 0;
         for (ChildLbState child : getChildLbStates()) {
-            if (child instanceof Replica replica) {
+            Replica replica = (Replica) child;
+            if (replica != joining
+                    && replica.getCurrentState() == ConnectivityState.READY
+                    && !replica.ejection.ejected()
+                    && replica.everReady) {
                 sum += replica.cost(now);
                 count++;
             }
         }
-        return count == 0 ? INITIAL_COST_NANOS : Math.max(1, Math.round(sum / count));
+        return count == 0 ? INITIAL_COST_NANOS : Math.max(1, sum / count);
     }
 
     @Override
     protected void updateOverallBalancingState() {
         List<ChildLbState> ready = getReadyChildren();
         if (!ready.isEmpty()) {
-            update(ConnectivityState.READY, new Picker(ready, nanoClock, random));
+            List<ChildLbState> inPick = new ArrayList<>(ready.size());
+            for (ChildLbState child : ready) {
+                if (!((Replica) child).ejection.ejected()) {
+                    inPick.add(child);
+                }
+            }
+            // Ejection leaves at least one replica in: should it not, the ejected still beat no answer.
+            update(ConnectivityState.READY, new Picker(inPick.isEmpty() ? ready : inPick));
             return;
         }
         List<ChildLbState> failing = new ArrayList<>();
@@ -104,7 +186,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         }
     }
 
-    /** One replica: its pick_first child, its calls outstanding, and its peak-EWMA latency. */
+    /** One replica: its pick_first child, its calls outstanding, its peak-EWMA latency, its standing with ejection. */
     final class Replica extends ChildLbState {
 
         private final AtomicInteger outstanding = new AtomicInteger();
@@ -115,10 +197,14 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             }
         };
         private final PeakEwma latency;
+        /** Replaced, not reset, when outlier detection is switched off: read from the picker's threads. */
+        volatile Ejection ejection = new Ejection();
+        /** Whether it has been READY since it was made (the synchronization context only). */
+        private boolean everReady;
 
-        Replica(Object key, long initialCostNanos) {
+        Replica(Object key) {
             super(key, pickFirstLbProvider);
-            this.latency = new PeakEwma(initialCostNanos, nanoClock.getAsLong());
+            this.latency = new PeakEwma(INITIAL_COST_NANOS, nanoClock.getAsLong());
         }
 
         @Override
@@ -126,6 +212,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return new ChildLbStateHelper() {
                 @Override
                 public void updateBalancingState(ConnectivityState newState, SubchannelPicker newPicker) {
+                    if (newState == ConnectivityState.READY && !everReady) {
+                        // Its cost starts now, at its peers': not decayed over the time it took to connect.
+                        latency.reset(initialCost(Replica.this), nanoClock.getAsLong());
+                        everReady = true;
+                    }
                     super.updateBalancingState(newState, newPicker);
                     // As round_robin: a replica whose connection went idle reconnects at once.
                     if (!resolvingAddresses && newState == ConnectivityState.IDLE) {
@@ -150,28 +241,29 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         }
 
         /**
-         * A call ended after {@code rttNanos} with {@code code}. A fast failure counts as the penalty;
-         * a call cut short (cancelled, out of time) only ever raises the cost, since its true latency
-         * was longer than what was seen.
+         * A call ended after {@code rttNanos} as {@code outcome}. A fast failure (the replica's, or
+         * shedding) counts as the penalty; a call cut short or whose failure was relayed from further
+         * down only ever raises the cost, since its true latency was longer than what was seen.
          */
-        void observe(long rttNanos, Status.Code code, long now) {
+        void observe(long rttNanos, CallOutcome outcome, long now) {
             Config current = config;
-            switch (code) {
-                case UNAVAILABLE, RESOURCE_EXHAUSTED ->
+            switch (outcome) {
+                case REPLICA_FAILURE, OVERLOAD ->
                     latency.observe(
                             now, Math.max(rttNanos, current.failurePenaltyNanos()), false, current.decayNanos());
-                case CANCELLED, DEADLINE_EXCEEDED -> latency.observe(now, rttNanos, true, current.decayNanos());
+                case CANCELLED, DEADLINE, RELAYED -> latency.observe(now, rttNanos, true, current.decayNanos());
                 default -> latency.observe(now, rttNanos, false, current.decayNanos());
             }
+            ejection.record(outcome);
         }
 
         void started() {
             outstanding.incrementAndGet();
         }
 
-        void ended(long rttNanos, Status.Code code, long now) {
+        void ended(long rttNanos, CallOutcome outcome, long now) {
             outstanding.decrementAndGet();
-            observe(rttNanos, code, now);
+            observe(rttNanos, outcome, now);
         }
     }
 
@@ -180,6 +272,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
         private final Replica replica;
         private final long startNanos;
+        private volatile Metadata trailers;
 
         CallTracer(Replica replica, long startNanos) {
             this.replica = replica;
@@ -188,70 +281,80 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         }
 
         @Override
+        public void inboundTrailers(Metadata trailers) {
+            this.trailers = trailers;
+        }
+
+        @Override
         public void streamClosed(Status status) {
             long now = nanoClock.getAsLong();
-            replica.ended(now - startNanos, status.getCode(), now);
+            replica.ended(now - startNanos, CallOutcome.of(status, trailers), now);
         }
     }
 
-    /** Power of two choices over the ready replicas. */
-    static final class Picker extends SubchannelPicker {
+    /** The ready replicas that are not ejected: two at random, the cheaper one; or in turn. */
+    final class Picker extends SubchannelPicker {
 
         private final Replica[] ready;
         private final SubchannelPicker[] pickers;
-        private final LongSupplier nanoClock;
-        private final Supplier<RandomGenerator> random;
 
-        Picker(Collection<ChildLbState> children, LongSupplier nanoClock, Supplier<RandomGenerator> random) {
+        Picker(Collection<ChildLbState> children) {
             this.ready = children.stream().map(Replica.class::cast).toArray(Replica[]::new);
             this.pickers = new SubchannelPicker[ready.length];
             for (int i = 0; i < ready.length; i++) {
                 pickers[i] = ready[i].getCurrentPicker();
             }
-            this.nanoClock = nanoClock;
-            this.random = random;
         }
 
         @Override
         public PickResult pickSubchannel(PickSubchannelArgs args) {
             PickHint hint = args.getCallOptions().getOption(PickHint.KEY);
             Object avoid = hint == null ? null : hint.avoid();
-            int chosen = choose(avoid);
+            int chosen = choose(excluded(avoid));
             Replica replica = ready[chosen];
-            if (hint != null) {
-                hint.picked(replica.getKey());
-            }
             PickResult result = pickers[chosen].pickSubchannel(args);
             if (result.getSubchannel() == null) {
                 return result;
+            }
+            if (hint != null) {
+                hint.picked(replica.getKey());
+            }
+            if (args.getCallOptions().getOption(WarmUpMark.OPTION)) {
+                return result; // the process's own warm-up: no latency, no failure learned from it
             }
             ClientStreamTracer.Factory inner = result.getStreamTracerFactory();
             return result.copyWithStreamTracerFactory(
                     inner == null ? replica.tracers : chained(replica.tracers, inner));
         }
 
-        /** Two distinct replicas at random (never {@code avoid} when another is ready); the cheaper one. */
-        private int choose(Object avoid) {
+        /** The index of the replica to keep away from, or -1. */
+        private int excluded(Object avoid) {
+            if (avoid != null && ready.length > 1) {
+                for (int i = 0; i < ready.length; i++) {
+                    if (ready[i].getKey().equals(avoid)) {
+                        return i;
+                    }
+                }
+            }
+            return -1;
+        }
+
+        private int choose(int excluded) {
             int n = ready.length;
             if (n == 1) {
                 return 0;
             }
-            RandomGenerator random = this.random.get();
-            int excluded = -1;
-            if (avoid != null) {
-                for (int i = 0; i < n; i++) {
-                    if (ready[i].getKey().equals(avoid)) {
-                        excluded = i;
-                        break;
-                    }
-                }
-            }
-            if (excluded >= 0 && n == 2) {
-                return 1 - excluded;
-            }
             int candidates = excluded >= 0 ? n - 1 : n;
-            int a = random.nextInt(candidates);
-            int b = random.nextInt(candidates - 1);
+            if (roundRobin) {
+                int next = Math.floorMod(nextInTurn.getAndIncrement(), candidates);
+                return excluded >= 0 && next >= excluded ? next + 1 : next;
+            }
+            if (candidates == 1) {
+                return excluded == 0 ? 1 : 0;
+            }
+            RandomGenerator draw = random.get();
+            int a = draw.nextInt(candidates);
+            int b = draw.nextInt(candidates - 1);
             if (b >= a) {
                 b++;
             }
@@ -262,7 +365,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             long now = nanoClock.getAsLong();
             double loadA = ready[a].load(now);
             double loadB = ready[b].load(now);
-            return loadA < loadB || loadA == loadB && random.nextBoolean() ? a : b;
+            return loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
         }
 
         private static ClientStreamTracer.Factory chained(
@@ -276,6 +379,12 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                         @Override
                         protected ClientStreamTracer delegate() {
                             return second;
+                        }
+
+                        @Override
+                        public void inboundTrailers(Metadata trailers) {
+                            first.inboundTrailers(trailers);
+                            super.inboundTrailers(trailers);
                         }
 
                         @Override
@@ -297,7 +406,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return sum;
         }
 
-        /** Same ready children with the same pickers: the same picker (the balancer then sends no update). */
+        /** Same replicas in the pick with the same pickers: the same picker (the balancer then sends no update). */
         @Override
         public boolean equals(Object other) {
             if (!(other instanceof Picker that) || that.ready.length != ready.length) {
@@ -313,7 +422,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
         @Override
         public String toString() {
-            return "PeakEwmaPicker[" + ready.length + " ready]";
+            return (roundRobin ? "RoundRobinPicker[" : "PeakEwmaPicker[") + ready.length + " in the pick]";
         }
     }
 }

@@ -18,18 +18,18 @@ public final class ServiceConfigs {
 
     private ServiceConfigs() {}
 
-    /** round_robin over every resolved address. */
+    /** grpc-java's own round_robin over every resolved address: {@code {"loadBalancingConfig": [{"round_robin": {}}]}}. */
     public static Map<String, ?> roundRobin() {
-        return builder().balancing(Balancing.ROUND_ROBIN).outlierDetection(null).build();
+        return Map.of("loadBalancingConfig", List.of(Map.of("round_robin", Map.of())));
     }
 
-    /** round_robin, skipping addresses whose health for {@code serviceName} is not SERVING. */
+    /** grpc-java's round_robin, skipping addresses whose health for {@code serviceName} is not SERVING. */
     public static Map<String, ?> healthCheckedRoundRobin(String serviceName) {
-        return builder()
-                .balancing(Balancing.ROUND_ROBIN)
-                .outlierDetection(null)
-                .healthCheck(serviceName)
-                .build();
+        return Map.of(
+                "loadBalancingConfig",
+                List.of(Map.of("round_robin", Map.of())),
+                "healthCheckConfig",
+                Map.of("serviceName", serviceName));
     }
 
     /** Peak-EWMA balancing under {@link OutlierDetection#DEFAULTS}, no health checking: change what you need. */
@@ -41,8 +41,13 @@ public final class ServiceConfigs {
     public enum Balancing {
         /** {@link PeakEwmaLoadBalancerProvider}: by latency and load, failures charged. */
         PEAK_EWMA,
-        /** grpc-java's round_robin: in turn. */
+        /** {@link RoundRobinLoadBalancerProvider}: in turn, as grpc-java's round_robin. */
         ROUND_ROBIN
+    }
+
+    /** A service-config duration: seconds with an {@code s}. */
+    static String seconds(Duration duration) {
+        return duration.toNanos() / 1e9 + "s";
     }
 
     /** One channel's balancing, outlier detection and health checking. */
@@ -73,7 +78,7 @@ public final class ServiceConfigs {
             return this;
         }
 
-        /** Ejection of failing replicas around the balancer; null for none. */
+        /** Ejection of replicas that fail far more than their peers; null for none. */
         public Builder outlierDetection(OutlierDetection outlierDetection) {
             this.outlierDetection = outlierDetection;
             return this;
@@ -86,17 +91,17 @@ public final class ServiceConfigs {
         }
 
         public Map<String, ?> build() {
-            Map<String, ?> policy = balancing == Balancing.ROUND_ROBIN
-                    ? Map.of("round_robin", Map.of())
-                    : Map.of(
-                            PeakEwmaLoadBalancerProvider.POLICY_NAME,
-                            Map.of(
-                                    "decay", OutlierDetection.seconds(decay),
-                                    "failurePenalty", OutlierDetection.seconds(failurePenalty)));
+            Map<String, Object> settings = new LinkedHashMap<>();
+            settings.put("decay", seconds(decay));
+            settings.put("failurePenalty", seconds(failurePenalty));
+            if (outlierDetection != null) {
+                settings.put("outlierDetection", outlierDetection.config());
+            }
+            String policy = balancing == Balancing.ROUND_ROBIN
+                    ? RoundRobinLoadBalancerProvider.POLICY_NAME
+                    : PeakEwmaLoadBalancerProvider.POLICY_NAME;
             Map<String, Object> config = new LinkedHashMap<>();
-            config.put(
-                    "loadBalancingConfig",
-                    List.of(outlierDetection == null ? policy : outlierDetection.config(List.of(policy))));
+            config.put("loadBalancingConfig", List.of(Map.of(policy, settings)));
             if (healthCheckedService != null) {
                 config.put("healthCheckConfig", Map.of("serviceName", healthCheckedService));
             }

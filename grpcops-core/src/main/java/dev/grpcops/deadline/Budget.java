@@ -24,14 +24,12 @@ public final class Budget {
     private final boolean defaulted;
     private final BudgetRules rules;
     private final boolean arrivedAsRetry;
-    private final boolean warmUp;
 
-    private Budget(Deadline deadline, boolean defaulted, BudgetRules rules, boolean arrivedAsRetry, boolean warmUp) {
+    private Budget(Deadline deadline, boolean defaulted, BudgetRules rules, boolean arrivedAsRetry) {
         this.deadline = deadline;
         this.defaulted = defaulted;
         this.rules = rules;
         this.arrivedAsRetry = arrivedAsRetry;
-        this.warmUp = warmUp;
     }
 
     /** The budget of the call being served on this thread's context, if any. */
@@ -55,18 +53,9 @@ public final class Budget {
     public static Budget arrived(Deadline callerDeadline, BudgetRules rules, boolean arrivedAsRetry) {
         Duration callerRemaining = callerDeadline == null ? null : remainingOf(callerDeadline);
         if (rules.usesDefault(callerRemaining)) {
-            return new Budget(after(rules.defaultBudget()), true, rules, arrivedAsRetry, false);
+            return new Budget(after(rules.defaultBudget()), true, rules, arrivedAsRetry);
         }
-        return new Budget(callerDeadline, false, rules, arrivedAsRetry, false);
-    }
-
-    /**
-     * This budget, for a warm-up call ({@code grpcops-warm-up: 1}): downstream calls made under it
-     * carry the mark on and get one attempt each, neither retried nor hedged nor counted by the
-     * retry limiter.
-     */
-    public Budget forWarmUp() {
-        return warmUp ? this : new Budget(deadline, defaulted, rules, arrivedAsRetry, true);
+        return new Budget(callerDeadline, false, rules, arrivedAsRetry);
     }
 
     /** A fresh default budget, for work that starts outside any served call. */
@@ -114,15 +103,10 @@ public final class Budget {
         return arrivedAsRetry;
     }
 
-    /** True when the call being served is a warm-up call: see {@link #forWarmUp()}. */
-    public boolean warmUp() {
-        return warmUp;
-    }
-
     @Override
     public String toString() {
         return "Budget[remaining=" + remaining() + (defaulted ? ", default" : "")
-                + (arrivedAsRetry ? ", arrived as retry" : "") + (warmUp ? ", warm-up" : "") + "]";
+                + (arrivedAsRetry ? ", arrived as retry" : "") + "]";
     }
 
     private static Duration remainingOf(Deadline deadline) {

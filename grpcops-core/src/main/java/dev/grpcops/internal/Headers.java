@@ -15,19 +15,7 @@ public final class Headers {
     public static final Metadata.Key<String> RETRY_PUSHBACK =
             Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
 
-    /**
-     * Present, with value {@code "1"}, on a warm-up call and on every downstream call made while
-     * serving one: a server warming up must not spend what its callers' retries need.
-     */
-    public static final Metadata.Key<String> WARM_UP =
-            Metadata.Key.of("grpcops-warm-up", Metadata.ASCII_STRING_MARSHALLER);
-
     private Headers() {}
-
-    /** True when the call is a warm-up call ({@code grpcops-warm-up: 1}). */
-    public static boolean isWarmUp(Metadata headers) {
-        return "1".equals(headers.get(WARM_UP));
-    }
 
     /** {@code call}, sending {@code key: value} (in place of any value already there) when it starts. */
     public static <ReqT, RespT> ClientCall<ReqT, RespT> sending(

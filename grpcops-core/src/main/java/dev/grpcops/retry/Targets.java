@@ -30,6 +30,20 @@ final class Targets<S> {
         this.made = made;
     }
 
+    /** The name a target's events are reported under: {@code unknown} when no attempt interceptor saw it. */
+    static String name(String target) {
+        return target == null ? UNKNOWN : target;
+    }
+
+    /** The name {@code target}'s state is kept under ({@link #OVERFLOW} past the bound), making it if new. */
+    String key(String target) {
+        String name = name(target);
+        if (!states.containsKey(name)) {
+            get(target);
+        }
+        return states.containsKey(name) ? name : OVERFLOW;
+    }
+
     S get(String target) {
         String name = target == null ? UNKNOWN : target;
         S known = states.get(name);

@@ -1,12 +1,14 @@
 package dev.grpcops.warmup;
 
-import dev.grpcops.internal.Headers;
 import dev.grpcops.internal.SharedScheduler;
+import dev.grpcops.internal.WarmUpMark;
+import dev.grpcops.warmup.internal.WarmUpServerInterceptor;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,15 +36,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * warmUp.run(channel).thenRun(() -> health.setStatus("chain.v1.Stock", SERVING));
  * }</pre>
  *
- * Each call carries the metadata key {@link #HEADER}. A server with the library's budget
- * interceptor serves it as a warm-up call: the downstream calls it makes carry the header on, and
- * get one attempt each, neither retried nor hedged nor counted by the retry limiter, so that a
- * downstream not up yet does not spend the tokens its callers' retries need once it is.
+ * Each call carries this process's warm-up token in {@link #HEADER}: a server of this process with
+ * {@link #serverInterceptor()} (the outermost) serves it as a warm-up call, whose downstream calls
+ * get one attempt each, neither retried nor hedged nor counted by the retry limiter, the balancers'
+ * statistics or tracing, so that a downstream not up yet does not spend the tokens its callers'
+ * retries need once it is. A caller outside the process cannot send the token: its header is dropped.
  */
 public final class WarmUp {
 
-    /** Present, with value {@code "1"}, on every warm-up call. */
-    public static final Metadata.Key<String> HEADER = Headers.WARM_UP;
+    /** Present on every warm-up call, with this process's token. */
+    public static final Metadata.Key<String> HEADER = WarmUpMark.HEADER;
 
     private final List<Calls<?>> calls;
     private final int concurrency;
@@ -58,6 +61,14 @@ public final class WarmUp {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * Marks this process's warm-up calls as such where it serves them, and drops the header on any
+     * other call: to be the server's outermost interceptor.
+     */
+    public static ServerInterceptor serverInterceptor() {
+        return new WarmUpServerInterceptor();
     }
 
     /** The number of calls a run sends when it is not stopped by its time limit. */
@@ -77,7 +88,7 @@ public final class WarmUp {
             @SuppressWarnings("unchecked")
             ClientCall<ReqT, RespT> call = channel.newCall((MethodDescriptor<ReqT, RespT>) method, options);
             Metadata headers = new Metadata();
-            headers.put(HEADER, "1");
+            headers.put(HEADER, WarmUpMark.token());
             call.start(listener, headers);
             call.request(1);
             call.sendMessage(request);

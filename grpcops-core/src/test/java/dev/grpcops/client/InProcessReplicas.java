@@ -8,6 +8,7 @@ import dev.grpcops.testing.FakeClock;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancerRegistry;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
 import io.grpc.Server;
@@ -36,8 +37,8 @@ import java.util.function.IntPredicate;
 /**
  * Stock replicas as in-process servers behind one channel, on a {@link FakeClock}: each answers
  * after its own latency of fake time (or fails with its own status), and the channel's balancer
- * measures that latency on the same clock and draws from a seeded random source, so that which
- * replica gets which call is the same on every run and on any machine. The channel resolves to the
+ * measures that latency on the same clock, judges ejection on its timer, and draws from a seeded
+ * random source, so that which replica gets which call is the same on every run and on any machine. The channel resolves to the
  * replicas this fixture lists ({@link #add}, {@link #remove}), one address group each, as a headless
  * Service's DNS name would; the service config is what {@link ServiceConfigs} builds, with the
  * balancer swapped for this fixture's instance of it.
@@ -51,8 +52,8 @@ public final class InProcessReplicas implements AutoCloseable {
 
     private final FakeClock clock;
     private final String name = "replicas-" + fixtures.incrementAndGet() + "-" + System.nanoTime();
-    private final String policyName = "grpcops_peak_ewma_" + name.replace('-', '_');
-    private final PeakEwmaLoadBalancerProvider balancer;
+    private final PeakEwmaLoadBalancerProvider peakEwma;
+    private final RoundRobinLoadBalancerProvider roundRobin;
     private final List<Replica> replicas = new CopyOnWriteArrayList<>();
     private final ManagedChannel channel;
     private final ManualResolver resolver = new ManualResolver();
@@ -66,6 +67,7 @@ public final class InProcessReplicas implements AutoCloseable {
         private final AtomicInteger calls = new AtomicInteger();
         private volatile Duration latency = Duration.ofMillis(1);
         private volatile Status failure;
+        private volatile Metadata failureTrailers;
         private volatile IntPredicate failing = call -> true;
 
         private Replica(String address) throws java.io.IOException {
@@ -92,7 +94,13 @@ public final class InProcessReplicas implements AutoCloseable {
 
         /** Fails the calls whose number (from 1, counted by this replica) {@code which} accepts. */
         public Replica failWith(Status status, IntPredicate which) {
+            return failWith(status, null, which);
+        }
+
+        /** As {@link #failWith(Status, IntPredicate)}, the failures carrying {@code trailers}. */
+        public Replica failWith(Status status, Metadata trailers, IntPredicate which) {
             this.failing = which;
+            this.failureTrailers = trailers;
             this.failure = status;
             return this;
         }
@@ -111,8 +119,9 @@ public final class InProcessReplicas implements AutoCloseable {
         public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
             int call = calls.incrementAndGet();
             Status fails = failure;
+            Metadata trailers = failureTrailers;
             Runnable answer = fails != null && failing.test(call)
-                    ? () -> responses.onError(fails.asRuntimeException())
+                    ? () -> responses.onError(fails.asRuntimeException(trailers))
                     : () -> {
                         responses.onNext(
                                 CheckReply.newBuilder().setSku(request.getSku()).build());
@@ -129,8 +138,16 @@ public final class InProcessReplicas implements AutoCloseable {
     public InProcessReplicas(FakeClock clock, int count, Map<String, ?> serviceConfig, long seed) throws Exception {
         this.clock = clock;
         Random random = new Random(seed);
-        this.balancer = new PeakEwmaLoadBalancerProvider(policyName, clock.nanoClock(), () -> random);
-        LoadBalancerRegistry.getDefaultRegistry().register(balancer);
+        String suffix = "_" + name.replace('-', '_');
+        this.peakEwma = new PeakEwmaLoadBalancerProvider(
+                PeakEwmaLoadBalancerProvider.POLICY_NAME + suffix, clock.nanoClock(), () -> random, clock.scheduler());
+        this.roundRobin = new RoundRobinLoadBalancerProvider(
+                RoundRobinLoadBalancerProvider.POLICY_NAME + suffix,
+                clock.nanoClock(),
+                () -> random,
+                clock.scheduler());
+        LoadBalancerRegistry.getDefaultRegistry().register(peakEwma);
+        LoadBalancerRegistry.getDefaultRegistry().register(roundRobin);
         for (int i = 0; i < count; i++) {
             replicas.add(new Replica(name + "-" + i));
         }
@@ -224,10 +241,11 @@ public final class InProcessReplicas implements AutoCloseable {
             replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
         clock.forward(Duration.ofMinutes(10)); // answers of calls cut off, now to no one
-        LoadBalancerRegistry.getDefaultRegistry().deregister(balancer);
+        LoadBalancerRegistry.getDefaultRegistry().deregister(peakEwma);
+        LoadBalancerRegistry.getDefaultRegistry().deregister(roundRobin);
     }
 
-    /** {@code config} with this fixture's balancer in place of {@link PeakEwmaLoadBalancerProvider#POLICY_NAME}. */
+    /** {@code config} with this fixture's balancers in place of the library's. */
     @SuppressWarnings("unchecked")
     private Object renamedValue(Object value) {
         if (value instanceof Map<?, ?> map) {
@@ -241,8 +259,11 @@ public final class InProcessReplicas implements AutoCloseable {
 
     private Map<String, ?> renamed(Map<String, ?> config) {
         Map<String, Object> copy = new LinkedHashMap<>();
-        config.forEach((key, value) ->
-                copy.put(key.equals(PeakEwmaLoadBalancerProvider.POLICY_NAME) ? policyName : key, renamedValue(value)));
+        config.forEach((key, value) -> copy.put(
+                key.equals(PeakEwmaLoadBalancerProvider.POLICY_NAME)
+                        ? peakEwma.getPolicyName()
+                        : key.equals(RoundRobinLoadBalancerProvider.POLICY_NAME) ? roundRobin.getPolicyName() : key,
+                renamedValue(value)));
         return copy;
     }
 

@@ -1,21 +1,25 @@
 package dev.grpcops.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.testing.FakeClock;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,6 +29,9 @@ import java.util.function.Supplier;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Hedging's rules with futures standing in for calls: the delay learned from answers, the budget
@@ -32,6 +39,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(30)
 class HedgingTests {
+
+    @RegisterExtension
+    final FakeClock clock = new FakeClock();
 
     /** Hedge after 10 ms once 64 answers have been seen. */
     private static final Hedging HEDGING = new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 5);
@@ -125,29 +135,207 @@ class HedgingTests {
         return retry;
     }
 
+    /** A retry on {@link #clock} (its scheduler too), every hedge throttled by the limiter; the delay its hedges follow. */
+    private Retry throttledOnTheFakeClock(AtomicReference<DoubleSupplier> delay) {
+        return Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(HEDGING)
+                .limiter(target -> false)
+                .scheduler(clock.scheduler())
+                .nanoClock(clock.nanoClock())
+                .listener(new RetryListener() {
+                    @Override
+                    public void hedge(String target, HedgeOutcome outcome) {
+                        listener.hedge(target, outcome);
+                    }
+
+                    @Override
+                    public void hedgeDelay(String target, DoubleSupplier seconds) {
+                        delay.set(seconds);
+                    }
+                })
+                .build();
+    }
+
+    /** A call whose first attempt answers after {@code latencyMs} of fake time. */
+    private void answersAfter(Retry retry, long latencyMs) throws Exception {
+        List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> outcome = retry.hedged(attempts(started));
+        clock.forwardMillis(latencyMs);
+        started.get(0).set("answer");
+        assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("answer");
+    }
+
+    /**
+     * SPEC §16: the delay learns from every first answer, whether or not its hedge was held back.
+     * Learned only when the hedge went out, the answers slower than the delay (exactly those whose
+     * hedge was due) are the ones left out, the percentile falls, more hedges are due and held back,
+     * and the delay ratchets down to its floor.
+     */
     @Test
-    void aFirstWhoseHedgeCouldNotBeSentIsNotLearned() throws Exception {
-        AtomicLong now = new AtomicLong();
+    void everyFirstAnswerIsLearnedWhetherOrNotItsHedgeWasHeldBack() throws Exception {
         AtomicReference<DoubleSupplier> delays = new AtomicReference<>();
-        Retry retry = warmedOnFakeClock(HEDGING, target -> false, now, delays); // every hedge throttled
-        DoubleSupplier delay = delays.get();
-
-        // Twenty calls answer after 500 ms with their hedges throttled: a quarter of all answers.
-        for (int i = 1; i <= 20; i++) {
-            List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
-            ListenableFuture<String> outcome = retry.hedged(attempts(started));
-            int throttled = i;
-            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> outcomes(HedgeOutcome.THROTTLED) == throttled);
-            now.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
-            started.get(0).set("slow");
-            assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("slow");
+        Retry retry = throttledOnTheFakeClock(delays);
+        // Answers spread evenly over 1-100 ms: the 95th percentile is about 95 ms.
+        for (int i = 0; i < 300; i++) {
+            answersAfter(retry, 1 + i % 100);
         }
-        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
-        retry.hedged(() -> Futures.immediateFuture("after a second"));
+        double learned = delays.get().getAsDouble();
+        assertThat(learned).as("learned from the first answers").isBetween(0.085, 0.1);
 
-        assertThat(delay.getAsDouble())
-                .as("the 95th percentile of the answers learned: not the unhedged slow ones")
-                .isEqualTo(0.010);
+        // The same answers for another 20 s, every hedge due held back by the limiter.
+        for (int i = 0; i < 400; i++) {
+            answersAfter(retry, 1 + i % 100);
+        }
+        assertThat(outcomes(HedgeOutcome.THROTTLED)).as("hedges held back").isPositive();
+        assertThat(delays.get().getAsDouble())
+                .as("the delay, after the hedges held back (it was %.3f s)", learned)
+                .isGreaterThanOrEqualTo(0.9 * learned);
+    }
+
+    @Test
+    void aSlowFirstWhoseHedgeWasHeldBackRaisesTheDelay() throws Exception {
+        AtomicReference<DoubleSupplier> delays = new AtomicReference<>();
+        Retry retry = throttledOnTheFakeClock(delays);
+        for (int i = 0; i < 64; i++) {
+            answersAfter(retry, 0);
+        }
+        assertThat(delays.get().getAsDouble()).isEqualTo(0.010);
+
+        // Twenty answers after 500 ms, their hedges throttled: a quarter of all answers.
+        for (int i = 0; i < 20; i++) {
+            answersAfter(retry, 500);
+        }
+        clock.forward(Duration.ofSeconds(1));
+        answersAfter(retry, 0);
+        assertThat(delays.get().getAsDouble())
+                .as("the 95th percentile of every answer, the slow ones held back included (to the histogram's 1/16)")
+                .isCloseTo(0.5, org.assertj.core.api.Assertions.within(0.04));
+    }
+
+    /** A retry on {@link #clock}, hedges paid by nobody, warmed with 64 instant answers: it hedges after 10 ms. */
+    private Retry hedgingOnTheFakeClock() throws Exception {
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 100))
+                .limiter(RetryLimiter.unlimited())
+                .scheduler(clock.scheduler())
+                .nanoClock(clock.nanoClock())
+                .listener(listener)
+                .build();
+        for (int i = 0; i < 64; i++) {
+            answersAfter(retry, 0);
+        }
+        return retry;
+    }
+
+    /** A hedged call whose hedge has gone out (10 ms of fake time later); its two attempts in {@code started}. */
+    private ListenableFuture<String> hedgedAndSent(Retry retry, List<SettableFuture<String>> started) {
+        ListenableFuture<String> outcome = retry.hedged(attempts(started));
+        clock.forwardMillis(10);
+        assertThat(started).as("the first and its hedge").hasSize(2);
+        return outcome;
+    }
+
+    private static StatusRuntimeException failure(Status.Code code) {
+        return Status.fromCode(code).withDescription("replica says " + code).asRuntimeException();
+    }
+
+    /** SPEC §16, gRFC A6's non-fatal codes: a hedge that fails as a broken replica does not decide the call. */
+    @ParameterizedTest
+    @CsvSource({"INTERNAL", "UNKNOWN", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "DATA_LOSS", "DEADLINE_EXCEEDED"})
+    void aHedgeThatFailsWithoutAnAnswerWaitsForTheFirst(Status.Code code) throws Exception {
+        Retry retry = hedgingOnTheFakeClock();
+        List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> outcome = hedgedAndSent(retry, started);
+
+        started.get(1).setException(failure(code));
+        assertThat(outcome).as("the first may still answer").isNotDone();
+        started.get(0).set("first");
+        assertThat(outcome.get()).isEqualTo("first");
+        assertThat(outcomes(HedgeOutcome.WON) + outcomes(HedgeOutcome.LOST))
+                .as("no race: the hedge never answered")
+                .isZero();
+    }
+
+    @Test
+    void aFirstThatFailsWithoutAnAnswerWaitsForTheHedge() throws Exception {
+        Retry retry = hedgingOnTheFakeClock();
+        List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> outcome = hedgedAndSent(retry, started);
+
+        started.get(0).setException(failure(Status.Code.INTERNAL));
+        assertThat(outcome).isNotDone();
+        started.get(1).set("hedge");
+        assertThat(outcome.get()).isEqualTo("hedge");
+    }
+
+    @Test
+    void whenBothFailWithoutAnAnswerTheFirstsFailureIsTheCalls() throws Exception {
+        Retry retry = hedgingOnTheFakeClock();
+        List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> outcome = hedgedAndSent(retry, started);
+
+        started.get(1).setException(failure(Status.Code.UNAVAILABLE));
+        started.get(0).setException(failure(Status.Code.INTERNAL));
+        assertThat(Status.fromThrowable(catchThrowableOfType(ExecutionException.class, outcome::get))
+                        .getCode())
+                .isEqualTo(Status.Code.INTERNAL);
+    }
+
+    /** An application status is the replica's answer: it decides, and the other attempt is cancelled. */
+    @Test
+    void anApplicationErrorDecidesTheCall() throws Exception {
+        Retry retry = hedgingOnTheFakeClock();
+        List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> outcome = hedgedAndSent(retry, started);
+
+        started.get(1).setException(failure(Status.Code.NOT_FOUND));
+        assertThat(Status.fromThrowable(catchThrowableOfType(ExecutionException.class, outcome::get))
+                        .getCode())
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(started.get(0).isCancelled()).isTrue();
+        assertThat(outcomes(HedgeOutcome.WON))
+                .as("it raced the first to an answer")
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aHedgeIsScoredOnlyWhenItRacedTheFirstToAnAnswer() throws Exception {
+        Retry retry = hedgingOnTheFakeClock();
+        List<SettableFuture<String>> won = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> first = hedgedAndSent(retry, won);
+        won.get(1).set("hedge");
+        assertThat(first.get()).isEqualTo("hedge");
+        assertThat(won.get(0).isCancelled()).isTrue();
+
+        List<SettableFuture<String>> lost = new CopyOnWriteArrayList<>();
+        ListenableFuture<String> second = hedgedAndSent(retry, lost);
+        lost.get(0).set("first");
+        assertThat(second.get()).isEqualTo("first");
+        assertThat(lost.get(1).isCancelled()).isTrue();
+
+        assertThat(outcomes(HedgeOutcome.WON)).isEqualTo(1);
+        assertThat(outcomes(HedgeOutcome.LOST)).isEqualTo(1);
+    }
+
+    /** The caller leaving ends both attempts; that is not the hedge losing, and the target's score does not move. */
+    @Test
+    void theCallerCancellingScoresNeither() throws Exception {
+        Retry retry = hedgingOnTheFakeClock();
+        for (int i = 0; i < 20; i++) {
+            Context.CancellableContext served = Context.current().withCancellation();
+            List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+            ListenableFuture<String> outcome = served.call(() -> hedgedAndSent(retry, started));
+            served.cancel(null);
+            started.get(0).setException(failure(Status.Code.CANCELLED));
+            started.get(1).setException(failure(Status.Code.CANCELLED));
+            assertThat(outcome.isDone()).isTrue();
+        }
+        assertThat(outcomes(HedgeOutcome.WON) + outcomes(HedgeOutcome.LOST)).isZero();
+        // Twenty lost hedges would have put the target in the losing state: hedges still go out.
+        assertThat(outcomes(HedgeOutcome.SENT)).isEqualTo(20);
+        List<SettableFuture<String>> after = new CopyOnWriteArrayList<>();
+        hedgedAndSent(retry, after).cancel(true);
+        assertThat(outcomes(HedgeOutcome.SENT)).isEqualTo(21);
     }
 
     @Test

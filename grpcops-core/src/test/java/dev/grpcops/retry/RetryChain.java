@@ -7,6 +7,7 @@ import dev.grpcops.deadline.BudgetInterceptors;
 import dev.grpcops.deadline.BudgetListener;
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
@@ -17,6 +18,7 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.warmup.WarmUp;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
@@ -64,7 +66,8 @@ final class RetryChain implements AutoCloseable {
         String name = InProcessServerBuilder.generateName();
         servers.add(InProcessServerBuilder.forName(name + "-stock")
                 .directExecutor()
-                .addService(ServerInterceptors.intercept(new Stock(stockAnswer), recording(stockArrivals)))
+                .addService(ServerInterceptors.intercept(
+                        new Stock(stockAnswer), recording(stockArrivals), WarmUp.serverInterceptor()))
                 .build()
                 .start());
         ManagedChannel toStock = channel(name + "-stock", rules, pricingListener);
@@ -80,7 +83,8 @@ final class RetryChain implements AutoCloseable {
                                 .excludedServices(java.util.Set.of())
                                 .build()
                                 .server(),
-                        recording(pricingArrivals)))
+                        recording(pricingArrivals),
+                        WarmUp.serverInterceptor()))
                 .build()
                 .start());
         toPricing = channel(name + "-pricing", rules, edgeListener);
@@ -95,7 +99,8 @@ final class RetryChain implements AutoCloseable {
                                 .listener(edgeListener)
                                 .excludedServices(java.util.Set.of())
                                 .build()
-                                .server()))
+                                .server(),
+                        WarmUp.serverInterceptor()))
                 .build()
                 .start());
         toEdge = InProcessChannelBuilder.forName(name + "-edge").build();
@@ -150,8 +155,8 @@ final class RetryChain implements AutoCloseable {
             @Override
             public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
                     ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-                arrivals.add(new Arrival(
-                        System.nanoTime(), headers.get(Headers.PREVIOUS_ATTEMPTS), Headers.isWarmUp(headers)));
+                arrivals.add(
+                        new Arrival(System.nanoTime(), headers.get(Headers.PREVIOUS_ATTEMPTS), WarmUpMark.active()));
                 return next.startCall(call, headers);
             }
         };

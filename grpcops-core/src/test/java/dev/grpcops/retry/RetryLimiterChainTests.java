@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.Line;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
@@ -216,8 +217,8 @@ class RetryLimiterChainTests {
     }
 
     /**
-     * A service warming up while its downstream is not up yet: the warm-up Quotes reach Stock once
-     * each, marked as warm-up, and spend no token, so the first real Quote after them is retried.
+     * A service warming up while its downstream is not up yet: each warm-up Quote reaches Stock once,
+     * is neither retried nor counted, and spends no token, so the first real Quote after them is retried.
      */
     @Test
     void warmUpCallsAreNeitherRetriedNorCountedByTheBucket() throws Exception {
@@ -226,18 +227,17 @@ class RetryLimiterChainTests {
                 BudgetRules.DEFAULTS,
                 () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()),
                 n -> n <= 21 ? RetryChain.unavailable(null) : null)) {
-            Metadata warmUp = new Metadata();
-            warmUp.put(Headers.WARM_UP, "1");
             for (int i = 0; i < 20; i++) {
                 StatusRuntimeException failed = catchThrowableOfType(
                         StatusRuntimeException.class,
                         () -> chain.pricing()
-                                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp))
+                                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp(WarmUpMark.token())))
                                 .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
                                 .quote(QUOTE));
                 assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             }
-            assertThat(chain.stockArrivals).hasSize(20).allMatch(RetryChain.Arrival::warmUp);
+            assertThat(chain.pricingArrivals).hasSize(20).allMatch(RetryChain.Arrival::warmUp);
+            assertThat(chain.stockArrivals).as("one attempt each").hasSize(20);
             assertThat(chain.pricingListener.outcomes).isEmpty();
             assertThat(bucket.targets()).as("no warm-up attempt accounted").isEmpty();
 
@@ -247,32 +247,56 @@ class RetryLimiterChainTests {
                             .getQty())
                     .isEqualTo(7);
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
-            assertThat(chain.stockArrivals.subList(20, 22))
-                    .extracting(RetryChain.Arrival::warmUp)
-                    .containsExactly(false, false);
         }
     }
 
-    /** The mark travels down the chain with the deadline: Edge's warm-up Checkout reaches Stock as warm-up. */
+    /**
+     * Only the process's own token marks a warm-up call: a caller who sends the header with anything
+     * else (the value it once had, "1") is served as any caller, retried and counted.
+     */
     @Test
-    void theWarmUpMarkTravelsDownTheChain() throws Exception {
+    void aWarmUpHeaderFromOutsideIsIgnored() throws Exception {
+        TokenBucket bucket = TokenBucket.builder().build();
+        try (RetryChain chain = new RetryChain(
+                BudgetRules.DEFAULTS,
+                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()),
+                n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+            assertThat(chain.pricing()
+                            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp("1")))
+                            .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
+                            .quote(QUOTE)
+                            .getQty())
+                    .as("retried as any call")
+                    .isEqualTo(7);
+            assertThat(chain.pricingArrivals)
+                    .extracting(RetryChain.Arrival::warmUp)
+                    .containsExactly(false);
+            assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
+            assertThat(bucket.targets()).as("accounted").isNotEmpty();
+        }
+    }
+
+    /** The mark stays in the process: Edge's warm-up Checkout reaches Pricing as a Quote like any other. */
+    @Test
+    void theWarmUpMarkStaysInTheProcess() throws Exception {
         try (RetryChain chain = chain(n -> null)) {
-            Metadata warmUp = new Metadata();
-            warmUp.put(Headers.WARM_UP, "1");
             chain.edge()
-                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp))
+                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp(WarmUpMark.token())))
                     .withDeadlineAfter(3, TimeUnit.SECONDS)
                     .checkout(CheckoutRequest.newBuilder().addSkus("x").build());
-            chain.edge()
-                    .withDeadlineAfter(3, TimeUnit.SECONDS)
-                    .checkout(CheckoutRequest.newBuilder().addSkus("y").build());
 
             assertThat(chain.pricingArrivals)
                     .extracting(RetryChain.Arrival::warmUp)
-                    .containsExactly(true, false);
+                    .containsExactly(false);
             assertThat(chain.stockArrivals)
                     .extracting(RetryChain.Arrival::warmUp)
-                    .containsExactly(true, false);
+                    .containsExactly(false);
         }
+    }
+
+    private static Metadata warmUp(String value) {
+        Metadata headers = new Metadata();
+        headers.put(WarmUpMark.HEADER, value);
+        return headers;
     }
 }

@@ -5,13 +5,14 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.deadline.BudgetInterceptors;
 import dev.grpcops.deadline.BudgetRules;
-import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.warmup.WarmUp;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -110,7 +111,8 @@ final class TracedChain implements AutoCloseable {
                         new Pricing(StockGrpc.newFutureStub(toStock), fromTimer),
                         tracing.servedCallTags(),
                         budget.server(),
-                        tracing.servedCalls()))
+                        tracing.servedCalls(),
+                        WarmUp.serverInterceptor()))
                 .build()
                 .start();
         toPricing = InProcessChannelBuilder.forName(name + "-pricing").build();
@@ -216,10 +218,10 @@ final class TracedChain implements AutoCloseable {
         }
     }
 
-    /** Headers saying "this is a warm-up call". */
+    /** Headers saying "this is one of the process's warm-up calls". */
     static Metadata warmUp() {
         Metadata headers = new Metadata();
-        headers.put(Headers.WARM_UP, "1");
+        headers.put(WarmUpMark.HEADER, WarmUpMark.token());
         return headers;
     }
 }

@@ -3,6 +3,7 @@ package dev.grpcops.warmup;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.proto.whoami.v1.DrainReply;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
@@ -69,7 +70,7 @@ class WarmUpTests {
         assertThat(result.calls()).isEqualTo(350);
         assertThat(result.ok()).isEqualTo(350);
         assertThat(result.cutShort()).isFalse();
-        assertThat(warmUpHeaders).hasSize(350).containsOnly("1");
+        assertThat(warmUpHeaders).as("this process's token").hasSize(350).containsOnly(WarmUpMark.token());
         assertThat(warmUp.size()).isEqualTo(350);
     }
 

@@ -5,6 +5,7 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.chain.ChainInput;
+import dev.grpcops.client.CallOutcome;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
@@ -12,7 +13,6 @@ import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.retry.Retry;
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import net.devh.boot.grpc.server.service.GrpcService;
 
@@ -60,12 +60,13 @@ class PricingService extends PricingGrpc.PricingImplBase {
                         responses.onCompleted();
                     }
 
+                    /**
+                     * Stock's code and description, marked as relayed: Edge then does not count
+                     * Stock's failure against this Pricing replica (a healthy middle tier is not ejected).
+                     */
                     @Override
                     public void onFailure(Throwable failure) {
-                        Status status = Status.fromThrowable(failure);
-                        responses.onError(Status.fromCode(status.getCode())
-                                .withDescription(status.getDescription())
-                                .asRuntimeException());
+                        responses.onError(CallOutcome.relay(failure));
                     }
                 },
                 MoreExecutors.directExecutor());

@@ -3,7 +3,6 @@ package dev.grpcops.deadline.internal;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
 import dev.grpcops.deadline.BudgetRules;
-import dev.grpcops.internal.Headers;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -51,9 +50,7 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         }
         listener.handedDownstream(
                 method.getFullMethodName(), Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
-        ClientCall<ReqT, RespT> call = next.newCall(method, options.withDeadline(deadline));
-        // The warm-up mark travels on to the next hop, as the deadline does.
-        return current.get().warmUp() ? Headers.sending(call, Headers.WARM_UP, "1") : call;
+        return next.newCall(method, options.withDeadline(deadline));
     }
 
     private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {

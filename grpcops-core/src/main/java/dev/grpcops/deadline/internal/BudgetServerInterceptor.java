@@ -6,6 +6,7 @@ import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.ContextualizedListener;
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -46,10 +47,10 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         }
         // The server has already turned the caller's grpc-timeout header into the context's deadline.
         Budget budget = Budget.arrived(Context.current().getDeadline(), rules, Headers.arrivedAsRetry(headers));
-        if (Headers.isWarmUp(headers)) {
-            budget = budget.forWarmUp();
+        if (!WarmUpMark.active()) {
+            // The process's own warm-up calls feed no statistics.
+            listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
         }
-        listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
         Context context = budget.attachTo(Context.current());
         ServerCall.Listener<ReqT> handler;
         Context previous = context.attach();

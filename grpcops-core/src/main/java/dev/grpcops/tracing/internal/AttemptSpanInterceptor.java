@@ -1,6 +1,7 @@
 package dev.grpcops.tracing.internal;
 
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.WarmUpMark;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -15,6 +16,8 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +32,10 @@ public final class AttemptSpanInterceptor implements ClientInterceptor {
 
     static final AttributeKey<Double> DEADLINE = AttributeKey.doubleKey("grpcops.deadline_ms");
     static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("grpcops.attempt");
+
+    /** The trace context of a warm-up call's downstream calls: valid, never sampled. */
+    private static final SpanContext NOT_SAMPLED = SpanContext.create(
+            "00000000000000000000000000000001", "0000000000000001", TraceFlags.getDefault(), TraceState.getDefault());
 
     private final Tracer tracer;
     private final TextMapPropagator propagator;
@@ -45,7 +52,8 @@ public final class AttemptSpanInterceptor implements ClientInterceptor {
             MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
         ServedSpan served = ServedSpan.current();
         Span parent = served != null ? served.span() : Span.current();
-        return new AttemptCall<>(next.newCall(method, options), method, options.getDeadline(), parent);
+        return new AttemptCall<>(
+                next.newCall(method, options), method, options.getDeadline(), parent, WarmUpMark.active());
     }
 
     private final class AttemptCall<ReqT, RespT> extends ForwardingClientCall.SimpleForwardingClientCall<ReqT, RespT> {
@@ -53,22 +61,30 @@ public final class AttemptSpanInterceptor implements ClientInterceptor {
         private final MethodDescriptor<ReqT, RespT> method;
         private final Deadline deadline;
         private final Span parent;
+        /** Made while serving one of the process's own warm-up calls. */
+        private final boolean warmUp;
 
         AttemptCall(
                 ClientCall<ReqT, RespT> delegate,
                 MethodDescriptor<ReqT, RespT> method,
                 Deadline deadline,
-                Span parent) {
+                Span parent,
+                boolean warmUp) {
             super(delegate);
             this.method = method;
             this.deadline = deadline;
             this.parent = parent;
+            this.warmUp = warmUp;
         }
 
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
-            if (Headers.isWarmUp(headers)) {
-                super.start(listener, headers); // a service warming itself up is not traced
+            if (warmUp || headers.containsKey(WarmUpMark.HEADER)) {
+                // A service warming itself up is not traced, downstream included: its calls go with a
+                // trace context that says "not sampled", so that the next hop starts no trace of its own.
+                propagator.inject(
+                        io.opentelemetry.context.Context.root().with(Span.wrap(NOT_SAMPLED)), headers, carrier);
+                super.start(listener, headers);
                 return;
             }
             SpanContext parentContext = parent.getSpanContext();

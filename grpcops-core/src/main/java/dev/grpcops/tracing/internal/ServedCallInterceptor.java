@@ -2,7 +2,7 @@ package dev.grpcops.tracing.internal;
 
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.ContextualizedListener;
-import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
@@ -43,7 +43,7 @@ public final class ServedCallInterceptor implements ServerInterceptor {
     public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
             ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
         MethodDescriptor<ReqT, RespT> method = call.getMethodDescriptor();
-        if (excludedServices.contains(method.getServiceName()) || Headers.isWarmUp(headers)) {
+        if (excludedServices.contains(method.getServiceName()) || WarmUpMark.active()) {
             return next.startCall(call, headers);
         }
         io.opentelemetry.context.Context parent =

@@ -64,7 +64,7 @@ public class ClientProperties {
 
         /**
          * peak-ewma: power of two choices over each replica's peak-EWMA latency x (calls outstanding + 1),
-         * fast failures charged a penalty; round-robin: grpc-java's round_robin, in turn.
+         * fast failures charged a penalty; round-robin: in turn. Both eject under outlier-detection.
          */
         private ServiceConfigs.Balancing policy = ServiceConfigs.Balancing.PEAK_EWMA;
 
@@ -114,10 +114,14 @@ public class ClientProperties {
         /** The longest a replica stays out. */
         private Duration maxEjectionTime = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionTime();
 
-        /** No ejection once this percentage of the replicas is out; grpc-java may pass it by one, so 33 keeps it at most half. */
+        /** No ejection once this percentage of the replicas is out; the share out may pass it by one, so 33 keeps it at most half. */
         private int maxEjectionPercent = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionPercent();
 
-        /** A replica failing this percentage of its calls in an interval, or more, is ejected. */
+        /**
+         * A replica failing this percentage of its judged calls in an interval, or more, is ejected.
+         * Judged are successes and replica failures (UNAVAILABLE, INTERNAL, UNKNOWN, DATA_LOSS); never
+         * shedding, the caller's cancellations or deadlines, or failures relayed from further down.
+         */
         private int failurePercentage = dev.grpcops.client.OutlierDetection.DEFAULTS.failurePercentage();
 
         /** Replicas with enough calls needed before any is judged. */
@@ -131,14 +135,15 @@ public class ClientProperties {
                 return null;
             }
             try {
-                return new dev.grpcops.client.OutlierDetection(
-                        interval,
-                        baseEjectionTime,
-                        maxEjectionTime,
-                        maxEjectionPercent,
-                        failurePercentage,
-                        minimumHosts,
-                        requestVolume);
+                return dev.grpcops.client.OutlierDetection.builder()
+                        .interval(interval)
+                        .baseEjectionTime(baseEjectionTime)
+                        .maxEjectionTime(maxEjectionTime)
+                        .maxEjectionPercent(maxEjectionPercent)
+                        .failurePercentage(failurePercentage)
+                        .minimumHosts(minimumHosts)
+                        .requestVolume(requestVolume)
+                        .build();
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(
                         "grpcops.client." + e.getMessage().replace("outlier detection: ", "outlier-detection: "));
