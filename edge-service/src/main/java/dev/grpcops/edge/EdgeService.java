@@ -1,6 +1,7 @@
 package dev.grpcops.edge;
 
 import com.google.common.util.concurrent.FutureCallback;
+import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.chain.ChainInput;
@@ -90,8 +91,17 @@ class EdgeService extends EdgeGrpc.EdgeImplBase {
         }
         QuoteRequest quote =
                 QuoteRequest.newBuilder().setSku(sku).setDelayMs(delayMs).build();
+        ListenableFuture<QuoteReply> quoted;
+        try {
+            quoted = retry.hedged(() -> pricing.quote(quote));
+        } catch (RuntimeException e) {
+            // Whatever goes wrong starting it, the permit comes back and the line is answered.
+            inFlight.release();
+            checkout.line(position, failed(sku, e, checkout.served));
+            return;
+        }
         Futures.addCallback(
-                retry.hedged(() -> pricing.quote(quote)),
+                quoted,
                 new FutureCallback<>() {
                     @Override
                     public void onSuccess(QuoteReply answer) {

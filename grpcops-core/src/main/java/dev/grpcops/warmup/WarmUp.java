@@ -71,6 +71,14 @@ public final class WarmUp {
         return new WarmUpServerInterceptor();
     }
 
+    /**
+     * Whether the call being served on this thread is one of this process's warm-up calls (seen by
+     * {@link #serverInterceptor()}): for handlers that leave warm-up traffic out of what they record.
+     */
+    public static boolean isWarmUpCall() {
+        return WarmUpMark.active();
+    }
+
     /** The number of calls a run sends when it is not stopped by its time limit. */
     public long size() {
         return calls.stream().mapToLong(Calls::count).sum();

@@ -10,6 +10,8 @@ import net.devh.boot.grpc.common.util.InterceptorOrder;
  */
 public final class GrpcopsInterceptorOrder {
 
+    /** Server: marks the process's own warm-up calls, before anything that leaves them out looks. */
+    public static final int WARM_UP = InterceptorOrder.ORDER_TRACING_METRICS + 1;
     /** Server: the served call's span (while traces are exported), in its gRPC context for every interceptor inside. */
     public static final int TRACE_CONTEXT = InterceptorOrder.ORDER_TRACING_METRICS + 2;
     /** Server: gives every call its budget on arrival, before admission holds its wait to that budget. */

@@ -33,8 +33,15 @@ import org.springframework.core.annotation.Order;
 @Timeout(30)
 class GrpcopsInterceptorOrderTests {
 
-    private static final Set<String> SERVER_CONSTANTS =
-            Set.of("TRACE_CONTEXT", "BUDGET", "ADMISSION", "TRACE_TAGS", "FAULTS", "IN_FLIGHT", "ADMIN_AUTHORIZATION");
+    private static final Set<String> SERVER_CONSTANTS = Set.of(
+            "WARM_UP",
+            "TRACE_CONTEXT",
+            "BUDGET",
+            "ADMISSION",
+            "TRACE_TAGS",
+            "FAULTS",
+            "IN_FLIGHT",
+            "ADMIN_AUTHORIZATION");
     private static final Set<String> CLIENT_CONSTANTS =
             Set.of("RETRY_ATTEMPTS", "BUDGET_CLIENT", "CALLER_FORWARDING", "TRACE_ATTEMPT_TAGS");
 
@@ -71,8 +78,8 @@ class GrpcopsInterceptorOrderTests {
     }
 
     /**
-     * Server, outermost first: net.devh's metrics, net.devh's tracing, the span into the gRPC
-     * context, budget, admission, the span's tags, fault injection, in-flight counting; admin
+     * Server, outermost first: net.devh's metrics, the warm-up mark (before net.devh's tracing and
+     * the span into the gRPC context, which leave warm-up calls out), budget, admission, the span's tags, fault injection, in-flight counting; admin
      * authorization where net.devh puts authorization.
      */
     @Test
@@ -87,7 +94,7 @@ class GrpcopsInterceptorOrderTests {
 
         List<Integer> outermostFirst = List.of(
                 metrics,
-                tracing,
+                GrpcopsInterceptorOrder.WARM_UP,
                 GrpcopsInterceptorOrder.TRACE_CONTEXT,
                 GrpcopsInterceptorOrder.BUDGET,
                 GrpcopsInterceptorOrder.ADMISSION,
@@ -95,9 +102,12 @@ class GrpcopsInterceptorOrderTests {
                 GrpcopsInterceptorOrder.FAULTS,
                 GrpcopsInterceptorOrder.IN_FLIGHT);
         assertThat(outermostFirst)
-                .as("metrics, tracing, TRACE_CONTEXT, BUDGET, ADMISSION, TRACE_TAGS, FAULTS, IN_FLIGHT")
+                .as("metrics, WARM_UP, TRACE_CONTEXT, BUDGET, ADMISSION, TRACE_TAGS, FAULTS, IN_FLIGHT")
                 .isSortedAccordingTo(Integer::compare)
                 .doesNotHaveDuplicates();
+        assertThat(tracing)
+                .as("net.devh's tracing, before the span goes into the gRPC context")
+                .isLessThan(GrpcopsInterceptorOrder.TRACE_CONTEXT);
         assertThat(GrpcopsInterceptorOrder.ADMIN_AUTHORIZATION)
                 .isEqualTo(InterceptorOrder.ORDER_SECURITY_AUTHORISATION);
     }

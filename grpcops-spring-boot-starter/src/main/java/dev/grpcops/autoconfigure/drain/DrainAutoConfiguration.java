@@ -4,6 +4,8 @@ import dev.grpcops.admission.Admission;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
 import dev.grpcops.drain.DrainBeforeStop;
 import dev.grpcops.drain.InFlightCalls;
+import dev.grpcops.warmup.WarmUp;
+import io.grpc.ServerInterceptor;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -40,14 +42,32 @@ public class DrainAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(HealthStatusManager.class)
+    ServiceReadiness serviceReadiness(HealthStatusManager health) {
+        return new ServiceReadiness(health);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(HealthStatusManager.class)
     ServingStatusPublisher servingStatusPublisher(
-            HealthStatusManager health,
+            ServiceReadiness readiness,
             ObjectProvider<MeterRegistry> registry,
             WarmUpProperties warmUp,
             GrpcServerProperties server) {
         boolean plaintext =
                 server.getSecurity() == null || !server.getSecurity().isEnabled();
-        return new ServingStatusPublisher(health, registry, new WarmUpBeforeServing(warmUp, plaintext, registry));
+        return new ServingStatusPublisher(readiness, registry, new WarmUpBeforeServing(warmUp, plaintext, registry));
+    }
+
+    /**
+     * Outermost: marks the process's own warm-up calls (its token, {@link WarmUp#serverInterceptor()})
+     * before anything that must leave them out looks, and drops the header from any other caller.
+     */
+    @Bean
+    @GrpcGlobalServerInterceptor
+    @Order(GrpcopsInterceptorOrder.WARM_UP)
+    ServerInterceptor grpcopsWarmUpMark() {
+        return WarmUp.serverInterceptor();
     }
 
     @Bean

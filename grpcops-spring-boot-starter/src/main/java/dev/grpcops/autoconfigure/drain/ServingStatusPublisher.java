@@ -2,12 +2,7 @@ package dev.grpcops.autoconfigure.drain;
 
 import dev.grpcops.InfrastructureServices;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.health.v1.HealthGrpc;
-import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
@@ -19,9 +14,10 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.event.EventListener;
 
 /**
- * Once the server listens, and after its warm-up ({@code grpcops.warmup}), reports every service it
- * serves as {@code SERVING} under its own name in the standard health service, beside {@code ""}
- * (the process, serving from the start: liveness holds during the warm-up). Kubernetes readiness
+ * Once the server listens, reports every service it serves under its own name in the standard
+ * health service, {@code NOT_SERVING} until its warm-up ({@code grpcops.warmup}) is over and
+ * {@code SERVING} then ({@link ServiceReadiness}), beside {@code ""} (the process, serving from the
+ * start: liveness holds during the warm-up). Kubernetes readiness
  * probes and client-side health checking ask for these names; liveness asks for {@code ""}. With a
  * meter registry, {@code grpc_health_serving{service}} shows each name's status (1 SERVING, 0 not),
  * read from the health service when scraped: a drained or draining replica shows 0.
@@ -30,14 +26,14 @@ final class ServingStatusPublisher {
 
     private static final Logger log = LoggerFactory.getLogger(ServingStatusPublisher.class);
 
-    private final HealthStatusManager health;
+    private final ServiceReadiness readiness;
     private final ObjectProvider<MeterRegistry> registry;
     private final WarmUpBeforeServing warmUp;
     private volatile List<String> published = List.of();
 
     ServingStatusPublisher(
-            HealthStatusManager health, ObjectProvider<MeterRegistry> registry, WarmUpBeforeServing warmUp) {
-        this.health = health;
+            ServiceReadiness readiness, ObjectProvider<MeterRegistry> registry, WarmUpBeforeServing warmUp) {
+        this.readiness = readiness;
         this.registry = registry;
         this.warmUp = warmUp;
     }
@@ -50,9 +46,12 @@ final class ServingStatusPublisher {
                 .filter(name -> !InfrastructureServices.NAMES.contains(name))
                 .toList();
         this.published = published;
+        // Known from now on: a readiness probe or a client asking during the warm-up hears
+        // NOT_SERVING ("not yet"), not NOT_FOUND ("no such service"), and a drain reaches watchers.
+        readiness.starting(published);
         warmUp.warmUpThen(event.getServer(), event.getAddress(), event.getPort(), () -> {
             // After a drain began, the health service is terminal and ignores this.
-            published.forEach(name -> health.setStatus(name, ServingStatus.SERVING));
+            readiness.warmedUp(published);
             log.info("health: SERVING for \"\" and {}", published);
         });
         registry.ifAvailable(meters -> {
@@ -70,24 +69,8 @@ final class ServingStatusPublisher {
         return published;
     }
 
-    /** What a health Check of {@code name} answers now, asked of the health service in process. */
+    /** Whether a health Check of {@code name} answers SERVING now, asked of the health service in process. */
     boolean serving(String name) {
-        boolean[] serving = {false};
-        ((HealthGrpc.HealthImplBase) health.getHealthService())
-                .check(HealthCheckRequest.newBuilder().setService(name).build(), new StreamObserver<>() {
-                    @Override
-                    public void onNext(HealthCheckResponse response) {
-                        serving[0] = response.getStatus() == ServingStatus.SERVING;
-                    }
-
-                    @Override
-                    public void onError(Throwable notFound) {
-                        // an unknown name is not serving
-                    }
-
-                    @Override
-                    public void onCompleted() {}
-                });
-        return serving[0];
+        return readiness.reported(name) == ServingStatus.SERVING;
     }
 }

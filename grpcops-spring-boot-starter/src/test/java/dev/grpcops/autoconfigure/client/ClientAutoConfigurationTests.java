@@ -69,10 +69,8 @@ class ClientAutoConfigurationTests {
                     assertThat(builder.serviceConfig)
                             .containsEntry("healthCheckConfig", Map.of("serviceName", "chain.v1.Stock"));
                     assertThat(builder.serviceConfig.get("loadBalancingConfig").toString())
-                            .contains(
-                                    "outlier_detection_experimental",
-                                    "grpcops_peak_ewma",
-                                    "maxEjectionPercentage=33.0");
+                            .contains("grpcops_peak_ewma", "outlierDetection", "maxEjectionPercent=33.0")
+                            .doesNotContain("outlier_detection_experimental");
                     RecordingBuilder other = new RecordingBuilder();
                     context.getBean(ChannelServiceConfigs.class).accept(other, "pricing");
                     assertThat(other.serviceConfig)
@@ -88,8 +86,9 @@ class ClientAutoConfigurationTests {
                 .run(context -> {
                     RecordingBuilder builder = new RecordingBuilder();
                     context.getBean(ChannelServiceConfigs.class).accept(builder, "stock");
-                    assertThat(builder.serviceConfig)
-                            .containsEntry("loadBalancingConfig", java.util.List.of(Map.of("round_robin", Map.of())));
+                    assertThat(builder.serviceConfig.get("loadBalancingConfig").toString())
+                            .contains("grpcops_round_robin")
+                            .doesNotContain("outlierDetection");
                 });
     }
 

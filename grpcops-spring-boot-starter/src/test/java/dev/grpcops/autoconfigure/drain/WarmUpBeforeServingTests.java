@@ -50,7 +50,8 @@ class WarmUpBeforeServingTests {
                                 response.onCompleted();
                             }
                         },
-                        new CountingWarmUpCalls())))
+                        new CountingWarmUpCalls(),
+                        WarmUp.serverInterceptor())))
                 .build()
                 .start();
     }
@@ -182,7 +183,7 @@ class WarmUpBeforeServingTests {
         @Override
         public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
                 ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-            ("1".equals(headers.get(WarmUp.HEADER)) ? warmUpCalls : otherCalls).incrementAndGet();
+            (WarmUp.isWarmUpCall() ? warmUpCalls : otherCalls).incrementAndGet();
             return next.startCall(call, headers);
         }
     }

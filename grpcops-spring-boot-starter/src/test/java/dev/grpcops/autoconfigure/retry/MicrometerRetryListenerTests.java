@@ -94,4 +94,25 @@ class MicrometerRetryListenerTests {
                         .value())
                 .isEqualTo(0.0042);
     }
+
+    /**
+     * A hedged call through a channel no attempt interceptor names (its target unknown): the call
+     * goes through and the counters say "unknown", instead of a failure out of {@code hedged()}
+     * (which, in Edge, held a Quote permit for ever).
+     */
+    @Test
+    void aCallWhoseTargetNoInterceptorNamedIsCountedAsUnknown() throws Exception {
+        dev.grpcops.retry.Retry retry = dev.grpcops.retry.Retry.builder(dev.grpcops.deadline.BudgetRules.DEFAULTS)
+                .hedging(dev.grpcops.retry.Hedging.DEFAULTS)
+                .listener(listener)
+                .build();
+        assertThat(retry.hedged(() -> com.google.common.util.concurrent.Futures.immediateFuture("answer"))
+                        .get())
+                .isEqualTo("answer");
+        assertThat(registry.get("grpc.hedgeable.calls")
+                        .tag("target", "unknown")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+    }
 }

@@ -1,0 +1,76 @@
+package dev.grpcops.autoconfigure.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/** A service's readiness in the health service, from the moment the server listens (SPEC §16). */
+class ServiceReadinessTests {
+
+    private static final String SERVICE = "grpcops.v1.WhoAmI";
+
+    private final HealthStatusManager health = new HealthStatusManager();
+    private final ServiceReadiness readiness = new ServiceReadiness(health);
+
+    @Test
+    void aServiceStillWarmingUpIsKnownAndNotServing() {
+        assertThat(readiness.reported(SERVICE))
+                .as("before the server listens")
+                .isEqualTo(ServingStatus.SERVICE_UNKNOWN);
+        readiness.starting(List.of(SERVICE));
+        assertThat(readiness.reported(SERVICE))
+                .as("warming up: not ready, but a known service (not NOT_FOUND)")
+                .isEqualTo(ServingStatus.NOT_SERVING);
+        readiness.warmedUp(List.of(SERVICE));
+        assertThat(readiness.reported(SERVICE)).isEqualTo(ServingStatus.SERVING);
+    }
+
+    @Test
+    void aDrainDuringTheWarmUpHoldsAfterIt() {
+        readiness.starting(List.of(SERVICE));
+        assertThat(readiness.drain(SERVICE)).isEqualTo(ServingStatus.NOT_SERVING);
+        readiness.warmedUp(List.of(SERVICE));
+        assertThat(readiness.reported(SERVICE)).as("still drained").isEqualTo(ServingStatus.NOT_SERVING);
+        assertThat(readiness.resume(SERVICE)).isEqualTo(ServingStatus.SERVING);
+    }
+
+    @Test
+    void aResumeDuringTheWarmUpWaitsForItsEnd() {
+        readiness.starting(List.of(SERVICE));
+        readiness.drain(SERVICE);
+        assertThat(readiness.resume(SERVICE)).as("not ready yet").isEqualTo(ServingStatus.NOT_SERVING);
+        readiness.warmedUp(List.of(SERVICE));
+        assertThat(readiness.reported(SERVICE)).isEqualTo(ServingStatus.SERVING);
+    }
+
+    /** The shutdown drain reaches a watcher of a service that never finished warming up. */
+    @Test
+    void watchersHearTheShutdownDrainDuringTheWarmUp() {
+        readiness.starting(List.of(SERVICE));
+        List<ServingStatus> heard = new CopyOnWriteArrayList<>();
+        ((HealthGrpc.HealthImplBase) health.getHealthService())
+                .watch(HealthCheckRequest.newBuilder().setService(SERVICE).build(), new StreamObserver<>() {
+                    @Override
+                    public void onNext(HealthCheckResponse response) {
+                        heard.add(response.getStatus());
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {}
+
+                    @Override
+                    public void onCompleted() {}
+                });
+        readiness.warmedUp(List.of(SERVICE));
+        health.enterTerminalState();
+        assertThat(heard).containsExactly(ServingStatus.NOT_SERVING, ServingStatus.SERVING, ServingStatus.NOT_SERVING);
+    }
+}
