@@ -40,8 +40,15 @@ final class FaultCommand implements Callable<Integer> {
             description = "answers held for D at the start of every P, e.g. 200ms/1s (a periodic pause)")
     String stall;
 
-    @Option(names = "--error-ratio", paramLabel = "R", description = "share of calls failed with UNAVAILABLE, 0-1")
+    @Option(names = "--error-ratio", paramLabel = "R", description = "share of calls failed at once, 0-1")
     Double errorRatio;
+
+    @Option(
+            names = "--error-code",
+            paramLabel = "CODE",
+            description = "what they fail with: UNAVAILABLE (default: a replica down), INTERNAL, UNKNOWN or"
+                    + " DATA_LOSS (a broken replica), RESOURCE_EXHAUSTED (shedding)")
+    String errorCode;
 
     @Option(names = "--clear", description = "inject nothing")
     boolean clear;
@@ -57,8 +64,8 @@ final class FaultCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        boolean change = clear || delay != null || stall != null || errorRatio != null;
-        if (clear && (delay != null || stall != null || errorRatio != null)) {
+        boolean change = clear || delay != null || stall != null || errorRatio != null || errorCode != null;
+        if (clear && (delay != null || stall != null || errorRatio != null || errorCode != null)) {
             spec.commandLine().getErr().println("error: --clear takes no other fault option");
             return 2;
         }
@@ -83,6 +90,13 @@ final class FaultCommand implements Callable<Integer> {
         if (errorRatio != null) {
             faults.setErrorRatio(errorRatio);
         }
+        if (errorCode != null) {
+            if (errorRatio == null) {
+                spec.commandLine().getErr().println("error: --error-code goes with --error-ratio");
+                return 2;
+            }
+            faults.setErrorCode(errorCode.trim().toUpperCase(java.util.Locale.ROOT));
+        }
         String token = environment.get(AdminCall.TOKEN_VARIABLE);
         if (change && (token == null || token.isBlank())) {
             spec.commandLine()
@@ -103,6 +117,7 @@ final class FaultCommand implements Callable<Integer> {
             printed.put("stall_ms", state.getFaults().getStallMs());
             printed.put("stall_every_ms", state.getFaults().getStallEveryMs());
             printed.put("error_ratio", state.getFaults().getErrorRatio());
+            printed.put("error_code", state.getFaults().getErrorCode());
             spec.commandLine().getOut().println(new GsonBuilder().create().toJson(printed));
             spec.commandLine().getOut().flush();
             return 0;

@@ -31,6 +31,8 @@ class FaultCommandTests {
     private FaultInjection faults;
     private Server server;
     private String target;
+    /** Every call that reached the server, refused or not: what the CLI sent. */
+    private final List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
@@ -40,7 +42,17 @@ class FaultCommandTests {
                         faults.adminService(),
                         AdminAuthorization.builder(List.of(FaultInjection.adminMethods()))
                                 .token(TOKEN)
-                                .build()))
+                                .build(),
+                        new io.grpc.ServerInterceptor() {
+                            @Override
+                            public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(
+                                    io.grpc.ServerCall<ReqT, RespT> call,
+                                    io.grpc.Metadata headers,
+                                    io.grpc.ServerCallHandler<ReqT, RespT> next) {
+                                received.add(call.getMethodDescriptor().getBareMethodName());
+                                return next.startCall(call, headers);
+                            }
+                        }))
                 .build()
                 .start();
         target = "127.0.0.1:" + server.getPort();
@@ -73,7 +85,11 @@ class FaultCommandTests {
         assertThat(printed.get("replica").getAsString()).isEqualTo("stock-2");
         assertThat(printed.get("stall_every_ms").getAsLong()).isEqualTo(1000);
         assertThat(faults.current())
-                .isEqualTo(new Faults(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(1), 0.5));
+                .isEqualTo(Faults.builder()
+                        .delay(Duration.ofMillis(200))
+                        .stall(Duration.ofMillis(200), Duration.ofSeconds(1))
+                        .errorRatio(0.5)
+                        .build());
 
         Run shown = run(Map.of(), "fault", target);
         assertThat(shown.exit()).isZero();
@@ -92,7 +108,28 @@ class FaultCommandTests {
         Run refused = run(Map.of(), "fault", target, "--delay", "200ms");
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.err()).contains("set GRPCOPS_ADMIN_TOKEN");
+        assertThat(received).as("calls that reached the server").isEmpty();
         assertThat(faults.current()).isEqualTo(Faults.NONE);
+    }
+
+    @Test
+    void anErrorCodeMakesTheReplicaBrokenRatherThanDown() {
+        Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", TOKEN);
+        Run set = run(env, "fault", target, "--error-ratio", "0.5", "--error-code", "internal");
+        assertThat(set.exit()).as(set.err()).isZero();
+        assertThat(JsonParser.parseString(set.out())
+                        .getAsJsonObject()
+                        .get("error_code")
+                        .getAsString())
+                .isEqualTo("INTERNAL");
+        assertThat(faults.current().errorCode()).isEqualTo(io.grpc.Status.Code.INTERNAL);
+
+        Run wrong = run(env, "fault", target, "--error-ratio", "0.5", "--error-code", "NOT_FOUND");
+        assertThat(wrong.exit()).isEqualTo(1);
+        assertThat(wrong.err()).contains("INVALID_ARGUMENT", "error_code");
+        Run alone = run(env, "fault", target, "--error-code", "INTERNAL");
+        assertThat(alone.exit()).isEqualTo(2);
+        assertThat(alone.err()).contains("--error-code goes with --error-ratio");
     }
 
     @Test

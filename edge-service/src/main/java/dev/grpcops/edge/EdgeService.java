@@ -1,8 +1,8 @@
 package dev.grpcops.edge;
 
 import com.google.common.util.concurrent.FutureCallback;
-import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.chain.ChainInput;
 import dev.grpcops.proto.chain.v1.CheckoutReply;

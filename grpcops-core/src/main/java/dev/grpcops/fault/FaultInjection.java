@@ -67,8 +67,12 @@ public final class FaultInjection {
         return current;
     }
 
-    /** Replaces what is injected; {@link Faults#NONE} clears it. Logged at WARN while anything is injected. */
-    public void set(Faults faults) {
+    /**
+     * Replaces what is injected; {@link Faults#NONE} clears it. Logged at WARN while anything is
+     * injected. The listener hears of each change in the order they were made, so that two at once
+     * never leave it showing a fault that is not the one applied.
+     */
+    public synchronized void set(Faults faults) {
         Faults previous = current;
         current = Objects.requireNonNull(faults, "faults");
         if (faults.any()) {
@@ -86,7 +90,7 @@ public final class FaultInjection {
 
     /** {@code grpcops.v1.Faults}: {@code Get} for anyone, {@code Set} for admins ({@link #adminMethods()}). */
     public BindableService adminService() {
-        return new FaultsService(this, replica);
+        return new FaultsService(this::current, this::set, replica);
     }
 
     /** The admin methods of {@link #adminService()}: guard them with {@code AdminAuthorization}. */

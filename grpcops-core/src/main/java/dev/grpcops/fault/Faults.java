@@ -1,38 +1,81 @@
 package dev.grpcops.fault;
 
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
 
 /**
  * What a replica injects: an extra delay before every answer, a periodic stall (answers held for
- * {@code stall} at the start of every {@code stallEvery}), and a share of calls failed at once with
- * {@code UNAVAILABLE}. {@link #NONE} injects nothing.
+ * {@link #stall()} at the start of every {@link #stallEvery()}), and a share of calls failed at once
+ * with {@link #errorCode()} ({@code UNAVAILABLE} unless told otherwise: a replica down; {@code INTERNAL},
+ * {@code UNKNOWN} or {@code DATA_LOSS}: a broken one; {@code RESOURCE_EXHAUSTED}: one shedding load).
+ * {@link #NONE} injects nothing.
  *
- * @param delay extra delay before every answer, 0 to 60 s
- * @param stall how long answers are held at the start of each period, 0 to 60 s; needs {@code stallEvery}
- * @param stallEvery the period of the stalls, above {@code stall}, at most 1 h; zero when there are none
- * @param errorRatio share of calls failed at once with UNAVAILABLE, 0 to 1
+ * <pre>{@code
+ * Faults slow = Faults.builder().delay(Duration.ofMillis(200)).build();
+ * Faults broken = Faults.builder().errorRatio(0.5).errorCode(Status.Code.INTERNAL).build();
+ * }</pre>
  */
-public record Faults(Duration delay, Duration stall, Duration stallEvery, double errorRatio) {
+public final class Faults {
 
     private static final Duration MAX_HOLD = Duration.ofSeconds(60);
     private static final Duration MAX_PERIOD = Duration.ofHours(1);
 
-    /** Nothing injected. */
-    public static final Faults NONE = new Faults(Duration.ZERO, Duration.ZERO, Duration.ZERO, 0);
+    /** The codes an injected error may have: a replica failing, or shedding. */
+    public static final Set<Status.Code> ERROR_CODES = Set.of(
+            Status.Code.UNAVAILABLE,
+            Status.Code.INTERNAL,
+            Status.Code.UNKNOWN,
+            Status.Code.DATA_LOSS,
+            Status.Code.RESOURCE_EXHAUSTED);
 
-    public Faults {
-        requireBetween("delay", delay, MAX_HOLD);
-        requireBetween("stall", stall, MAX_HOLD);
-        requireBetween("stall-every", stallEvery, MAX_PERIOD);
-        if (!stall.isZero() && stallEvery.compareTo(stall) <= 0) {
-            throw new InvalidFaultException(
-                    "stall-every",
-                    "must be longer than stall (" + stall.toMillis() + " ms), got " + stallEvery.toMillis() + " ms");
-        }
-        if (!(errorRatio >= 0 && errorRatio <= 1)) {
-            throw new InvalidFaultException("error-ratio", "must be 0-1, got " + errorRatio);
-        }
+    /** Nothing injected. */
+    public static final Faults NONE = builder().build();
+
+    private final Duration delay;
+    private final Duration stall;
+    private final Duration stallEvery;
+    private final double errorRatio;
+    private final Status.Code errorCode;
+
+    private Faults(Builder builder) {
+        this.delay = builder.delay;
+        this.stall = builder.stall;
+        this.stallEvery = builder.stallEvery;
+        this.errorRatio = builder.errorRatio;
+        this.errorCode = builder.errorCode;
+    }
+
+    /** Nothing injected, to add what you need. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Extra delay before every answer. */
+    public Duration delay() {
+        return delay;
+    }
+
+    /** How long answers are held at the start of each period. */
+    public Duration stall() {
+        return stall;
+    }
+
+    /** The period of the stalls; zero when there are none. */
+    public Duration stallEvery() {
+        return stallEvery;
+    }
+
+    /** Share of calls failed at once, 0 to 1. */
+    public double errorRatio() {
+        return errorRatio;
+    }
+
+    /** The code the failed calls end with. */
+    public Status.Code errorCode() {
+        return errorCode;
     }
 
     /** Whether anything is injected. */
@@ -40,7 +83,22 @@ public record Faults(Duration delay, Duration stall, Duration stallEvery, double
         return !delay.isZero() || !stall.isZero() || errorRatio > 0;
     }
 
-    /** How operators write it: {@code delay 200ms, stall 200ms/1000ms, error-ratio 0.5}, or {@code none}. */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Faults that
+                && delay.equals(that.delay)
+                && stall.equals(that.stall)
+                && stallEvery.equals(that.stallEvery)
+                && errorRatio == that.errorRatio
+                && errorCode == that.errorCode;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(delay, stall, stallEvery, errorRatio, errorCode);
+    }
+
+    /** How operators write it: {@code delay 200ms, stall 200ms/1000ms, error-ratio 0.5 INTERNAL}, or {@code none}. */
     @Override
     public String toString() {
         if (!any()) {
@@ -60,17 +118,80 @@ public record Faults(Duration delay, Duration stall, Duration stallEvery, double
         }
         if (errorRatio > 0) {
             text.append(text.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "error-ratio %s", errorRatio));
+            if (errorCode != Status.Code.UNAVAILABLE) {
+                text.append(' ').append(errorCode);
+            }
         }
         return text.toString();
     }
 
-    private static void requireBetween(String field, Duration value, Duration max) {
-        if (value == null) {
-            throw new InvalidFaultException(field, "must be set");
+    /** A replica's faults; {@link #build()} checks each value and names the one that is wrong. */
+    public static final class Builder {
+
+        private Duration delay = Duration.ZERO;
+        private Duration stall = Duration.ZERO;
+        private Duration stallEvery = Duration.ZERO;
+        private double errorRatio;
+        private Status.Code errorCode = Status.Code.UNAVAILABLE;
+
+        private Builder() {}
+
+        /** Extra delay before every answer, 0 to 60 s. */
+        public Builder delay(Duration delay) {
+            this.delay = delay;
+            return this;
         }
-        if (value.isNegative() || value.compareTo(max) > 0) {
-            throw new InvalidFaultException(
-                    field, "must be 0-" + max.toMillis() + " ms, got " + value.toMillis() + " ms");
+
+        /** Answers held for {@code stall} (0 to 60 s) at the start of every {@code every} (above {@code stall}, at most 1 h). */
+        public Builder stall(Duration stall, Duration every) {
+            this.stall = stall;
+            this.stallEvery = every;
+            return this;
+        }
+
+        /** Share of calls failed at once, 0 to 1. */
+        public Builder errorRatio(double errorRatio) {
+            this.errorRatio = errorRatio;
+            return this;
+        }
+
+        /** What the failed calls end with: one of {@link #ERROR_CODES}; {@code UNAVAILABLE} by default. */
+        public Builder errorCode(Status.Code errorCode) {
+            this.errorCode = errorCode;
+            return this;
+        }
+
+        /** @throws InvalidFaultException naming the setting a value breaks */
+        public Faults build() {
+            requireBetween("delay", delay, MAX_HOLD);
+            requireBetween("stall", stall, MAX_HOLD);
+            requireBetween("stall-every", stallEvery, MAX_PERIOD);
+            if (!stall.isZero() && stallEvery.compareTo(stall) <= 0) {
+                throw new InvalidFaultException(
+                        "stall-every",
+                        "must be longer than stall (" + stall.toMillis() + " ms), got " + stallEvery.toMillis()
+                                + " ms");
+            }
+            if (!(errorRatio >= 0 && errorRatio <= 1)) {
+                throw new InvalidFaultException("error-ratio", "must be 0-1, got " + errorRatio);
+            }
+            if (errorCode == null || !ERROR_CODES.contains(errorCode)) {
+                throw new InvalidFaultException(
+                        "error-code",
+                        "must be one of UNAVAILABLE, INTERNAL, UNKNOWN, DATA_LOSS, RESOURCE_EXHAUSTED, got "
+                                + errorCode);
+            }
+            return new Faults(this);
+        }
+
+        private static void requireBetween(String field, Duration value, Duration max) {
+            if (value == null) {
+                throw new InvalidFaultException(field, "must be set");
+            }
+            if (value.isNegative() || value.compareTo(max) > 0) {
+                throw new InvalidFaultException(
+                        field, "must be 0-" + max.toMillis() + " ms, got " + value.toMillis() + " ms");
+            }
         }
     }
 }

@@ -109,22 +109,30 @@ public final class CoarseTimer extends AbstractExecutorService implements Schedu
         return wakeAt;
     }
 
+    /** Tasks cancelled and not yet gone from the timer thread's queue. */
+    int cancelledWaiting() {
+        return cancelled.get();
+    }
+
     private void run() {
         while (!shutdown) {
             long now = nanoClock.getAsLong();
             for (Task<?> task; (task = incoming.poll()) != null; ) {
                 pending.add(task);
             }
+            boolean ran = false;
             while (!pending.isEmpty() && pending.peek().deadline - now <= 0) {
                 Task<?> due = pending.poll();
-                if (due.isCancelled()) {
-                    cancelled.decrementAndGet();
-                } else {
-                    due.run();
+                if (!due.run()) {
+                    cancelled.decrementAndGet(); // cancelled before its time, or just now: it has left
                 }
+                ran = true;
             }
             if (cancelled.get() > 1024 && cancelled.get() > pending.size() / 2) {
                 purgeCancelled();
+            }
+            if (ran) {
+                continue; // the batch took time: what fell due meanwhile runs now, not a tick later
             }
             Task<?> next = pending.peek();
             if (next == null) {
@@ -207,9 +215,10 @@ public final class CoarseTimer extends AbstractExecutorService implements Schedu
             this.deadline = deadline;
         }
 
-        void run() {
+        /** Runs the task; false when it had been cancelled (the only other way it leaves WAITING). */
+        boolean run() {
             if (!state.compareAndSet(WAITING, RUNNING)) {
-                return;
+                return false;
             }
             V value = null;
             Throwable thrown = null;
@@ -224,6 +233,7 @@ public final class CoarseTimer extends AbstractExecutorService implements Schedu
                 state.set(DONE);
                 notifyAll();
             }
+            return true;
         }
 
         @Override

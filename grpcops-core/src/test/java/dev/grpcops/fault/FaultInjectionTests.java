@@ -79,6 +79,47 @@ class FaultInjectionTests {
         return StockGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
 
+    /**
+     * Two changes at once: the listener (the fault gauges) hears them in the order they were applied,
+     * so that it never shows a fault that is not the one injected.
+     */
+    @Test
+    void twoChangesAtOnceLeaveTheListenerShowingTheOneApplied() throws Exception {
+        Faults slow = Faults.builder().delay(Duration.ofMillis(200)).build();
+        Faults failing = Faults.builder().errorRatio(0.5).build();
+        java.util.concurrent.CountDownLatch slowHeard = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch failingSet = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<Faults> shown = new java.util.concurrent.atomic.AtomicReference<>();
+        FaultInjection injection = FaultInjection.builder()
+                .listener(new FaultListener() {
+                    @Override
+                    public void changed(Faults faults) {
+                        if (faults.equals(slow)) {
+                            slowHeard.countDown();
+                            try {
+                                // Without ordering, the other change would be applied and heard meanwhile.
+                                failingSet.await(200, TimeUnit.MILLISECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                        shown.set(faults);
+                    }
+                })
+                .build();
+        Thread first = new Thread(() -> injection.set(slow));
+        first.start();
+        assertThat(slowHeard.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread second = new Thread(() -> {
+            injection.set(failing);
+            failingSet.countDown();
+        });
+        second.start();
+        first.join(5000);
+        second.join(5000);
+        assertThat(shown.get()).as("what the listener shows").isEqualTo(injection.current());
+    }
+
     @Test
     void nothingIsInjectedUnlessAsked() throws Exception {
         FaultInjection faults = start(FaultInjection.builder());
@@ -91,7 +132,11 @@ class FaultInjectionTests {
         double[] draws = {0.1, 0.7, 0.3, 0.9};
         AtomicInteger draw = new AtomicInteger();
         start(FaultInjection.builder()
-                .faults(new Faults(Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.5))
+                .faults(Faults.builder()
+                        .delay(Duration.ZERO)
+                        .stall(Duration.ZERO, Duration.ZERO)
+                        .errorRatio(0.5)
+                        .build())
                 .random(() -> draws[draw.getAndIncrement() % draws.length]));
         int failed = 0;
         for (int i = 0; i < 4; i++) {
@@ -109,7 +154,12 @@ class FaultInjectionTests {
 
     @Test
     void aDelayHoldsEveryAnswerButNotHealth() throws Exception {
-        start(FaultInjection.builder().faults(new Faults(Duration.ofMillis(300), Duration.ZERO, Duration.ZERO, 0)));
+        start(FaultInjection.builder()
+                .faults(Faults.builder()
+                        .delay(Duration.ofMillis(300))
+                        .stall(Duration.ZERO, Duration.ZERO)
+                        .errorRatio(0)
+                        .build()));
         long start = System.nanoTime();
         assertThat(stock().check(CHECK).getQty()).isEqualTo(3);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
@@ -133,7 +183,11 @@ class FaultInjectionTests {
                         .build());
         assertThat(state.getReplica()).isEqualTo("stock-1");
         assertThat(faults.current())
-                .isEqualTo(new Faults(Duration.ZERO, Duration.ofMillis(200), Duration.ofSeconds(1), 0.25));
+                .isEqualTo(Faults.builder()
+                        .delay(Duration.ZERO)
+                        .stall(Duration.ofMillis(200), Duration.ofSeconds(1))
+                        .errorRatio(0.25)
+                        .build());
         assertThat(FaultsGrpc.newBlockingStub(channel)
                         .get(GetFaultsRequest.getDefaultInstance())
                         .getFaults()
@@ -186,7 +240,11 @@ class FaultInjectionTests {
         "100, 500,   510,   600",
     })
     void releaseTimesFollowTheDelayAndTheStalls(long delayMs, long arrivedMs, long sentMs, long releasedMs) {
-        Faults faults = new Faults(Duration.ofMillis(delayMs), Duration.ofMillis(200), Duration.ofSeconds(1), 0);
+        Faults faults = Faults.builder()
+                .delay(Duration.ofMillis(delayMs))
+                .stall(Duration.ofMillis(200), Duration.ofSeconds(1))
+                .errorRatio(0)
+                .build();
         long ms = 1_000_000L;
         assertThat(dev.grpcops.fault.internal.FaultInjectionInterceptorAccess.releaseAt(
                         faults, arrivedMs * ms, sentMs * ms))
@@ -195,10 +253,18 @@ class FaultInjectionTests {
 
     @Test
     void faultsAreCheckedWhenMade() {
-        assertThatThrownBy(() -> new Faults(Duration.ofMillis(-1), Duration.ZERO, Duration.ZERO, 0))
+        assertThatThrownBy(() -> Faults.builder()
+                        .delay(Duration.ofMillis(-1))
+                        .stall(Duration.ZERO, Duration.ZERO)
+                        .errorRatio(0)
+                        .build())
                 .isInstanceOf(InvalidFaultException.class)
                 .hasMessage("delay must be 0-60000 ms, got -1 ms");
-        assertThat(new Faults(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(1), 0.5))
+        assertThat(Faults.builder()
+                        .delay(Duration.ofMillis(200))
+                        .stall(Duration.ofMillis(200), Duration.ofSeconds(1))
+                        .errorRatio(0.5)
+                        .build())
                 .hasToString("delay 200ms, stall 200ms/1000ms, error-ratio 0.5");
         assertThat(Faults.NONE).hasToString("none");
     }

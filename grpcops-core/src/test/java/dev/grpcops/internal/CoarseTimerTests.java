@@ -12,6 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -41,16 +42,55 @@ class CoarseTimerTests {
         }
     }
 
+    /** On a clock of the test's: the order comes from the deadlines, however slowly they were scheduled. */
     @Test
     void tasksRunInDeadlineOrderWhateverTheOrderTheyCameIn() throws Exception {
-        List<Integer> order = new CopyOnWriteArrayList<>();
-        timer.schedule(() -> order.add(3), 30, TimeUnit.MILLISECONDS);
-        timer.schedule(() -> order.add(1), 10, TimeUnit.MILLISECONDS);
-        timer.schedule(() -> order.add(2), 20, TimeUnit.MILLISECONDS);
-        // An earlier task after the thread went to sleep for a later one wakes it.
-        timer.schedule(() -> order.add(0), 1, TimeUnit.MILLISECONDS);
-        await().atMost(Duration.ofSeconds(5)).until(() -> order.size() == 4);
-        assertThat(order).containsExactly(0, 1, 2, 3);
+        AtomicLong now = new AtomicLong();
+        CoarseTimer onFakeTime = new CoarseTimer("fake-time-timer", TimeUnit.MILLISECONDS.toNanos(1), now::get);
+        try {
+            List<Integer> order = new CopyOnWriteArrayList<>();
+            onFakeTime.schedule(() -> order.add(3), 30, TimeUnit.MILLISECONDS);
+            onFakeTime.schedule(() -> order.add(1), 10, TimeUnit.MILLISECONDS);
+            onFakeTime.schedule(() -> order.add(2), 20, TimeUnit.MILLISECONDS);
+            onFakeTime.schedule(() -> order.add(0), 1, TimeUnit.MILLISECONDS);
+            now.addAndGet(TimeUnit.MILLISECONDS.toNanos(30));
+            onFakeTime.schedule(() -> {}, 0, TimeUnit.NANOSECONDS).get(5, TimeUnit.SECONDS); // wakes the timer
+            await().atMost(Duration.ofSeconds(5)).until(() -> order.size() == 4);
+            assertThat(order).containsExactly(0, 1, 2, 3);
+        } finally {
+            onFakeTime.shutdown();
+        }
+    }
+
+    /**
+     * A batch of tasks takes time (each starts a hedge): what fell due meanwhile runs right after it,
+     * not a tick later, when the timer would have woken from the time it read before the batch.
+     */
+    @Test
+    void aTaskDueWhileABatchRanRunsRightAfterIt() throws Exception {
+        AtomicLong now = new AtomicLong();
+        // One-second ticks, on a clock of the test's: a stale "now" would mean a real second's sleep.
+        CoarseTimer onFakeTime = new CoarseTimer("fake-time-timer", TimeUnit.SECONDS.toNanos(1), now::get);
+        try {
+            java.util.concurrent.CompletableFuture<Long> laterRan = new java.util.concurrent.CompletableFuture<>();
+            onFakeTime.schedule(() -> laterRan.complete(System.nanoTime()), 500, TimeUnit.MILLISECONDS);
+            long[] batchEnded = new long[1];
+            onFakeTime
+                    .schedule(
+                            () -> {
+                                now.addAndGet(TimeUnit.SECONDS.toNanos(5)); // the batch takes long
+                                batchEnded[0] = System.nanoTime();
+                            },
+                            0,
+                            TimeUnit.NANOSECONDS)
+                    .get(5, TimeUnit.SECONDS);
+            long ran = laterRan.get(5, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(ran - batchEnded[0]))
+                    .as("after the batch, not a whole tick (a real second) later")
+                    .isLessThan(Duration.ofMillis(500));
+        } finally {
+            onFakeTime.shutdown();
+        }
     }
 
     @Test
@@ -66,13 +106,15 @@ class CoarseTimerTests {
     void aCancelledTaskNeverRunsAndManyCancelledLeaveTheQueue() throws Exception {
         AtomicInteger runs = new AtomicInteger();
         for (int i = 0; i < 5000; i++) {
-            ScheduledFuture<?> task = timer.schedule(runs::incrementAndGet, 200, TimeUnit.MILLISECONDS);
+            ScheduledFuture<?> task = timer.schedule(runs::incrementAndGet, 1, TimeUnit.HOURS);
             assertThat(task.cancel(false)).isTrue();
             assertThat(task.isCancelled()).isTrue();
             assertThat(task.cancel(false)).as("once").isFalse();
         }
-        ScheduledFuture<?> kept = timer.schedule(runs::incrementAndGet, 250, TimeUnit.MILLISECONDS);
-        kept.get(5, TimeUnit.SECONDS);
+        // Woken by a task due now, the timer drops the cancelled ones (most of its queue) at once:
+        // they are not kept for the hour until their time.
+        timer.schedule(runs::incrementAndGet, 0, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(5)).until(() -> timer.cancelledWaiting() == 0);
         assertThat(runs).hasValue(1);
         assertThatThrownBy(() -> {
                     ScheduledFuture<?> gone = timer.schedule(() -> {}, 1, TimeUnit.SECONDS);

@@ -10,10 +10,15 @@ import net.devh.boot.grpc.common.util.InterceptorOrder;
  */
 public final class GrpcopsInterceptorOrder {
 
+    /**
+     * Server: checks the admin token before anything else costs the call a thing (metrics, tracing,
+     * budget, admission): a flood of refused admin calls is refused at the door.
+     */
+    public static final int ADMIN_AUTHORIZATION = InterceptorOrder.ORDER_TRACING_METRICS - 1;
     /** Server: marks the process's own warm-up calls, before anything that leaves them out looks. */
-    public static final int WARM_UP = InterceptorOrder.ORDER_TRACING_METRICS + 1;
+    public static final int WARM_UP = InterceptorOrder.ORDER_TRACING_METRICS + 2;
     /** Server: the served call's span (while traces are exported), in its gRPC context for every interceptor inside. */
-    public static final int TRACE_CONTEXT = InterceptorOrder.ORDER_TRACING_METRICS + 2;
+    public static final int TRACE_CONTEXT = InterceptorOrder.ORDER_TRACING_METRICS + 3;
     /** Server: gives every call its budget on arrival, before admission holds its wait to that budget. */
     public static final int BUDGET = InterceptorOrder.ORDER_TRACING_METRICS + 50;
     /** Server: admits every call before any later interceptor or handler runs. */
@@ -24,8 +29,6 @@ public final class GrpcopsInterceptorOrder {
     public static final int FAULTS = InterceptorOrder.ORDER_TRACING_METRICS + 125;
     /** Server: counts the calls being served, for the drain. */
     public static final int IN_FLIGHT = InterceptorOrder.ORDER_TRACING_METRICS + 150;
-    /** Server: checks the admin token, where net.devh puts authorization. */
-    public static final int ADMIN_AUTHORIZATION = InterceptorOrder.ORDER_SECURITY_AUTHORISATION;
 
     /** Client: names the target of each attempt and marks extra attempts. */
     public static final int RETRY_ATTEMPTS = InterceptorOrder.ORDER_TRACING_METRICS + 50;

@@ -16,7 +16,6 @@ import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
 import java.util.Collection;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -83,14 +82,9 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
         // that is refused for now, since admins and a flood of wrong tokens may share one proxy.
         Status refusal = refusal(headers.get(AdminCredentials.AUTHORIZATION));
         if (refusal != null) {
-            Duration blocked = refusals.blocked(peer);
-            boolean checked = blocked.isZero();
-            if (!checked) {
-                refusal = tooMany(blocked);
-            }
-            refusals.refused(peer, method, refusal, checked);
-            listener.completed(method, refusal.getCode());
-            call.close(refusal, new Metadata());
+            Status answer = refusals.refuse(peer, method, refusal);
+            listener.completed(method, answer.getCode());
+            call.close(answer, new Metadata());
             return new ServerCall.Listener<>() {};
         }
         refusals.succeeded(peer);
@@ -119,12 +113,6 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             return Status.PERMISSION_DENIED.withDescription("admin token rejected");
         }
         return null;
-    }
-
-    private Status tooMany(Duration blocked) {
-        long seconds = Math.max(1, (blocked.toMillis() + 999) / 1000);
-        return Status.RESOURCE_EXHAUSTED.withDescription(
-                "too many refused admin calls from this address: try again in " + seconds + " s");
     }
 
     /** A call that was let through ended: INFO when OK, WARN otherwise (an operator's call failed). */

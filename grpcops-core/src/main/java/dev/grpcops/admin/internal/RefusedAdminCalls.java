@@ -98,6 +98,35 @@ public final class RefusedAdminCalls {
     }
 
     /**
+     * A call from {@code peer} is refused for {@code refusal} (its credentials were checked): counted
+     * in one step, and what it ends with returned, {@code refusal} itself, or, while the address is
+     * over the limit, {@code RESOURCE_EXHAUSTED} saying when to try again (not counted toward it).
+     */
+    public Status refuse(String peer, String method, Status refusal) {
+        List<String> lines = new ArrayList<>();
+        Status answer = refusal;
+        synchronized (this) {
+            long now = nanoTime.getAsLong();
+            Peer p = peers.get(peer);
+            boolean over = p != null && p.failures >= limit.maxFailures() && now - p.windowStart < windowNanos;
+            if (over) {
+                answer = tooMany(Duration.ofNanos(windowNanos - (now - p.windowStart)));
+            }
+            sweep(now, lines); // what is due first, as when the address's standing is looked up
+            count(peer, method, answer, !over, now, lines);
+        }
+        lines.forEach(warnings);
+        return answer;
+    }
+
+    /** What a call refused unchecked (the address over the limit) ends with. */
+    static Status tooMany(Duration blocked) {
+        long seconds = Math.max(1, (blocked.toMillis() + 999) / 1000);
+        return Status.RESOURCE_EXHAUSTED.withDescription(
+                "too many refused admin calls from this address: try again in " + seconds + " s");
+    }
+
+    /**
      * A call from {@code peer} was refused with {@code status}.
      *
      * @param checked whether its credentials were looked at (it counts toward the limit), or it
@@ -107,6 +136,15 @@ public final class RefusedAdminCalls {
         List<String> lines = new ArrayList<>();
         synchronized (this) {
             long now = nanoTime.getAsLong();
+            count(peer, method, status, checked, now, lines);
+            sweep(now, lines);
+        }
+        lines.forEach(warnings);
+    }
+
+    @GuardedBy("this")
+    private void count(String peer, String method, Status status, boolean checked, long now, List<String> lines) {
+        {
             Peer p = peers.computeIfAbsent(peer, k -> new Peer());
             if (checked) {
                 if (p.failures == 0 || now - p.windowStart >= windowNanos) {
@@ -127,9 +165,7 @@ public final class RefusedAdminCalls {
             if (!p.everLogged || now - p.loggedAt >= logIntervalNanos) {
                 lines.add(line(peer, p, now));
             }
-            sweep(now, lines);
         }
-        lines.forEach(warnings);
     }
 
     /** A call from {@code peer} had the right token: its refused calls no longer count toward the limit. */

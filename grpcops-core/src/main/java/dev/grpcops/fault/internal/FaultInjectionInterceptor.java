@@ -22,7 +22,7 @@ import java.util.function.Supplier;
 
 /**
  * Injects the current {@link Faults} into every call but the exempt ones: fails a share of them at
- * once with {@code UNAVAILABLE}, and holds the answers of the others (headers, messages, close, in
+ * once with the faults' error code, and holds the answers of the others (headers, messages, close, in
  * order) until the delay since arrival has passed and no stall is under way. The handler itself runs
  * at once; no thread waits.
  */
@@ -67,8 +67,8 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
         if (now.errorRatio() > 0 && random.getAsDouble() < now.errorRatio()) {
             listener.failed();
             call.close(
-                    Status.UNAVAILABLE.withDescription(
-                            "fault injection: error-ratio " + now.errorRatio() + " (grpcops fault)"),
+                    Status.fromCode(now.errorCode())
+                            .withDescription("fault injection: error-ratio " + now.errorRatio() + " (grpcops fault)"),
                     new Metadata());
             return new ServerCall.Listener<>() {};
         }

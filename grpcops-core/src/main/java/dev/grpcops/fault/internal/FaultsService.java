@@ -1,6 +1,5 @@
 package dev.grpcops.fault.internal;
 
-import dev.grpcops.fault.FaultInjection;
 import dev.grpcops.fault.Faults;
 import dev.grpcops.fault.InvalidFaultException;
 import dev.grpcops.proto.fault.v1.FaultSpec;
@@ -10,20 +9,38 @@ import dev.grpcops.proto.fault.v1.GetFaultsRequest;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /** {@code grpcops.v1.Faults}: what this replica injects, and (admin) what it should. */
 public final class FaultsService extends FaultsGrpc.FaultsImplBase {
 
     /** The contract's field of each setting, for INVALID_ARGUMENT. */
     private static final Map<String, String> FIELDS = Map.of(
-            "delay", "delay_ms", "stall", "stall_ms", "stall-every", "stall_every_ms", "error-ratio", "error_ratio");
+            "delay",
+            "delay_ms",
+            "stall",
+            "stall_ms",
+            "stall-every",
+            "stall_every_ms",
+            "error-ratio",
+            "error_ratio",
+            "error-code",
+            "error_code");
 
-    private final FaultInjection injection;
+    private final Supplier<Faults> current;
+    private final Consumer<Faults> set;
     private final String replica;
 
-    public FaultsService(FaultInjection injection, String replica) {
-        this.injection = injection;
+    /**
+     * @param current what is injected now
+     * @param set replaces it
+     */
+    public FaultsService(Supplier<Faults> current, Consumer<Faults> set, String replica) {
+        this.current = current;
+        this.set = set;
         this.replica = replica;
     }
 
@@ -31,11 +48,12 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
     public void set(FaultSpec request, StreamObserver<FaultState> responses) {
         Faults faults;
         try {
-            faults = new Faults(
-                    Duration.ofMillis(request.getDelayMs()),
-                    Duration.ofMillis(request.getStallMs()),
-                    Duration.ofMillis(request.getStallEveryMs()),
-                    request.getErrorRatio());
+            faults = Faults.builder()
+                    .delay(Duration.ofMillis(request.getDelayMs()))
+                    .stall(Duration.ofMillis(request.getStallMs()), Duration.ofMillis(request.getStallEveryMs()))
+                    .errorRatio(request.getErrorRatio())
+                    .errorCode(errorCode(request.getErrorCode()))
+                    .build();
         } catch (InvalidFaultException e) {
             String field = FIELDS.getOrDefault(e.field(), e.field());
             responses.onError(Status.INVALID_ARGUMENT
@@ -49,8 +67,22 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
                     .asRuntimeException());
             return;
         }
-        injection.set(faults);
+        set.accept(faults);
         answer(responses);
+    }
+
+    /** The contract's name of a code ({@code UNAVAILABLE} when empty); anything else is left to {@link Faults} to refuse. */
+    private static Status.Code errorCode(String name) {
+        if (name.isBlank()) {
+            return Status.Code.UNAVAILABLE;
+        }
+        try {
+            return Status.Code.valueOf(name.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new InvalidFaultException(
+                    "error-code",
+                    "must be one of UNAVAILABLE, INTERNAL, UNKNOWN, DATA_LOSS," + " RESOURCE_EXHAUSTED, got " + name);
+        }
     }
 
     @Override
@@ -59,14 +91,15 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
     }
 
     private void answer(StreamObserver<FaultState> responses) {
-        Faults faults = injection.current();
+        Faults faults = current.get();
         responses.onNext(FaultState.newBuilder()
                 .setReplica(replica)
                 .setFaults(FaultSpec.newBuilder()
                         .setDelayMs(faults.delay().toMillis())
                         .setStallMs(faults.stall().toMillis())
                         .setStallEveryMs(faults.stallEvery().toMillis())
-                        .setErrorRatio(faults.errorRatio()))
+                        .setErrorRatio(faults.errorRatio())
+                        .setErrorCode(faults.errorCode().name()))
                 .build());
         responses.onCompleted();
     }

@@ -66,11 +66,12 @@ public class FaultAutoConfiguration {
             ObjectProvider<AdminMethods> adminMethods) {
         Faults faults;
         try {
-            faults = new Faults(
-                    properties.getDelay(),
-                    properties.getStall(),
-                    properties.getStallEvery(),
-                    properties.getErrorRatio());
+            faults = Faults.builder()
+                    .delay(properties.getDelay())
+                    .stall(properties.getStall(), properties.getStallEvery())
+                    .errorRatio(properties.getErrorRatio())
+                    .errorCode(properties.getErrorCode())
+                    .build();
         } catch (InvalidFaultException e) {
             throw new IllegalArgumentException("grpcops.fault." + e.getMessage());
         }

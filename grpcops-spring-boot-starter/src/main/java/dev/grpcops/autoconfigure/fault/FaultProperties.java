@@ -25,8 +25,22 @@ public class FaultProperties {
     /** The period of the stalls, longer than stall (at most 1h). */
     private Duration stallEvery = Duration.ZERO;
 
-    /** Share of calls failed at once with UNAVAILABLE (0-1). */
+    /** Share of calls failed at once (0-1), with error-code. */
     private double errorRatio;
+
+    /**
+     * What the failed calls end with: UNAVAILABLE (a replica down), INTERNAL, UNKNOWN or DATA_LOSS (a
+     * broken replica), RESOURCE_EXHAUSTED (a replica shedding load).
+     */
+    private io.grpc.Status.Code errorCode = io.grpc.Status.Code.UNAVAILABLE;
+
+    public io.grpc.Status.Code getErrorCode() {
+        return errorCode;
+    }
+
+    public void setErrorCode(io.grpc.Status.Code errorCode) {
+        this.errorCode = errorCode;
+    }
 
     public boolean isEnabled() {
         return enabled;

@@ -36,8 +36,11 @@ class FaultAutoConfigurationTests {
                         "grpcops.fault.error-ratio=0.5",
                         "grpcops.fault.replica=stock-2")
                 .run(context -> assertThat(context.getBean(FaultInjection.class).current())
-                        .isEqualTo(new Faults(
-                                Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofSeconds(1), 0.5)));
+                        .isEqualTo(Faults.builder()
+                                .delay(Duration.ofMillis(200))
+                                .stall(Duration.ofMillis(100), Duration.ofSeconds(1))
+                                .errorRatio(0.5)
+                                .build()));
     }
 
     @Test
