@@ -176,10 +176,20 @@ public final class Admission {
      * @return the call's ticket: release it once the started call has ended, cancel it if the caller leaves first
      */
     public AdmissionTicket offer(Level level, long allowanceNanos, AdmissionRequest request) {
+        return offer(level, allowanceNanos, 1, request);
+    }
+
+    /**
+     * As {@link #offer(Level, long, AdmissionRequest)}, for a call that takes {@code width} seats while
+     * it runs (as APF gives a LIST more seats): one that fans out into that many downstream calls.
+     * Its fair queue is charged for all of them, so that a caller's fan-out, and the cancellations
+     * it brings, stay within its share. At least 1, at most the server's limit.
+     */
+    public AdmissionTicket offer(Level level, long allowanceNanos, int width, AdmissionRequest request) {
         if (level.admission != this) {
             throw new IllegalArgumentException("level '" + level.name + "' belongs to another admission");
         }
-        Ticket ticket = new Ticket(level, request, allowanceNanos);
+        Ticket ticket = new Ticket(level, request, allowanceNanos, Math.max(1, Math.min(limit, width)));
         offer(ticket);
         return ticket;
     }
@@ -194,7 +204,7 @@ public final class Admission {
                 throw new IllegalStateException("a request is offered once");
             }
             request.offeredNanos = now;
-            if (executing < limit - reservedFor(level)) {
+            if (executing + request.width <= limit - reservedFor(level)) {
                 seat(request, now);
                 seated = true;
             } else {
@@ -253,8 +263,8 @@ public final class Admission {
                 level.queues.sync(now, level.seats());
                 level.queues.finished(request, service);
             }
-            executing--;
-            level.executing--;
+            executing -= request.width;
+            level.executing -= request.width;
             level.observe(service);
             started = dispatch(now);
         }
@@ -355,8 +365,8 @@ public final class Admission {
     private void seat(Ticket request, long now) {
         request.state = Ticket.State.EXECUTING;
         request.startedNanos = now;
-        executing++;
-        request.level.executing++;
+        executing += request.width;
+        request.level.executing += request.width;
     }
 
     /** Gives free seats to waiting calls; levels below their nominal seats first. */
@@ -387,6 +397,9 @@ public final class Admission {
                 break;
             }
             next.queues.sync(now, next.seats());
+            if (executing + next.queues.peek().width > limit) {
+                break; // the next call in fair order is wider than the seats free: it waits for more
+            }
             Ticket request = next.queues.poll(next.estimateNanos);
             seat(request, now);
             cancelTimeout(request);

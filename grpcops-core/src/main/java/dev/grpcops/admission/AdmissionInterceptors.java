@@ -46,6 +46,7 @@ public final class AdmissionInterceptors {
         private Set<String> exemptMethods = Set.of();
         private Duration defaultBudget = BudgetRules.DEFAULTS.defaultBudget();
         private Duration needed = Duration.ZERO;
+        private final java.util.Map<String, CallWidth<?>> widths = new java.util.HashMap<>();
 
         private ServerBuilder(Admission admission) {
             this.admission = Objects.requireNonNull(admission, "admission");
@@ -86,6 +87,12 @@ public final class AdmissionInterceptors {
             return this;
         }
 
+        /** Calls of {@code width}'s method take as many seats as it reads from their request; 1 each by default. */
+        public ServerBuilder width(CallWidth<?> width) {
+            widths.put(width.fullMethodName(), width);
+            return this;
+        }
+
         public ServerInterceptor build() {
             return new AdmissionServerInterceptor(
                     admission,
@@ -94,7 +101,8 @@ public final class AdmissionInterceptors {
                     exemptMethods,
                     defaultBudget,
                     BudgetRules.NO_DEADLINE_BEYOND,
-                    needed);
+                    needed,
+                    java.util.Map.copyOf(widths));
         }
     }
 }

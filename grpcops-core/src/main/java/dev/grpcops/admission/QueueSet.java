@@ -124,14 +124,29 @@ final class QueueSet {
         request.flow = flow;
     }
 
-    /** Takes the next call in fair order, charging its queue {@code estimateNanos}; null if none waits. */
-    Ticket poll(long estimateNanos) {
+    /** The queue whose next call is next in fair order; null if none waits. */
+    private FairQueue nextQueue() {
         FairQueue next = null;
         for (FairQueue queue : queues) {
             if (!queue.waiting.isEmpty() && (next == null || queue.nextDispatchR < next.nextDispatchR)) {
                 next = queue;
             }
         }
+        return next;
+    }
+
+    /** The next call in fair order, left waiting; null if none waits. */
+    Ticket peek() {
+        FairQueue next = nextQueue();
+        return next == null ? null : next.waiting.peekFirst();
+    }
+
+    /**
+     * Takes the next call in fair order, charging its queue {@code estimateNanos} for each of its
+     * seats; null if none waits.
+     */
+    Ticket poll(long estimateNanos) {
+        FairQueue next = nextQueue();
         if (next == null) {
             return null;
         }
@@ -140,8 +155,9 @@ final class QueueSet {
         leaveFlow(request);
         next.executing++;
         executing++;
-        next.nextDispatchR += estimateNanos;
-        request.estimateAtDispatchNanos = estimateNanos;
+        long charged = estimateNanos * request.width;
+        next.nextDispatchR += charged;
+        request.estimateAtDispatchNanos = charged;
         return request;
     }
 
@@ -157,12 +173,12 @@ final class QueueSet {
         }
     }
 
-    /** A call dispatched from a queue ended after {@code serviceNanos}: its queue pays what it really used. */
+    /** A call dispatched from a queue ended after {@code serviceNanos}: its queue pays what its seats really used. */
     void finished(Ticket request, long serviceNanos) {
         FairQueue queue = request.queue;
         queue.executing--;
         executing--;
-        queue.nextDispatchR -= request.estimateAtDispatchNanos - serviceNanos;
+        queue.nextDispatchR -= request.estimateAtDispatchNanos - serviceNanos * request.width;
         if (queue.idle()) {
             activeQueues--;
         }

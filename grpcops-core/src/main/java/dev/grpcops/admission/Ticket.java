@@ -14,6 +14,8 @@ final class Ticket implements AdmissionTicket {
     final AdmissionRequest request;
     /** How long the call may wait and still do its work (its budget minus what the work needs). */
     final long allowanceNanos;
+    /** The seats it takes while it runs (a call that fans out takes one per downstream call). */
+    final int width;
 
     State state = State.NEW;
     long offeredNanos;
@@ -23,10 +25,11 @@ final class Ticket implements AdmissionTicket {
     String flow;
     Runnable cancelTimeout;
 
-    Ticket(Admission.Level level, AdmissionRequest request, long allowanceNanos) {
+    Ticket(Admission.Level level, AdmissionRequest request, long allowanceNanos, int width) {
         this.level = level;
         this.request = request;
         this.allowanceNanos = allowanceNanos;
+        this.width = width;
     }
 
     @Override

@@ -44,6 +44,74 @@ class AdmissionTests {
         return call.offer();
     }
 
+    private TestCall offerWide(Admission admission, String flow, int seats) {
+        return new TestCall(admission.level("default"), flow, 5_000, started)
+                .wide(seats)
+                .offer();
+    }
+
+    /** A call that fans out takes a seat per downstream call: a wide one waits until that many are free. */
+    @Test
+    void aWideCallTakesItsWidthInSeats() {
+        Admission admission = admission(10, Duration.ofSeconds(5), PriorityLevelConfig.of("default", 1));
+        TestCall wide = offerWide(admission, "fan-out", 8);
+        assertThat(wide.started).isTrue();
+        assertThat(admission.level("default").executingSeats()).isEqualTo(8);
+        TestCall narrow = offerWide(admission, "polite", 1);
+        assertThat(narrow.started).as("9 of 10 seats").isTrue();
+        TestCall second = offerWide(admission, "fan-out", 8);
+        assertThat(second.started).as("8 seats are not free").isFalse();
+        assertThat(admission.level("default").inQueue()).isEqualTo(1);
+
+        wide.release();
+        assertThat(second.started).as("once they are").isTrue();
+        assertThat(admission.level("default").executingSeats()).isEqualTo(9);
+        TestCall tooWide = offerWide(admission, "fan-out", 500);
+        tooWide.release(); // not started: nothing happens
+        second.release();
+        narrow.release();
+        assertThat(tooWide.started)
+                .as("wider than the server: its limit, not for ever")
+                .isTrue();
+        assertThat(admission.level("default").executingSeats()).isEqualTo(10);
+    }
+
+    /**
+     * Fair queuing charges a flow for every seat of its calls: a flow fanning out eight calls at a
+     * time gets its turn an eighth as often as a flow of single calls, instead of eight times its share.
+     */
+    @Test
+    void aFlowIsChargedForEverySeatItsCallsTake() {
+        Admission admission = admission(8, Duration.ofSeconds(5), PriorityLevelConfig.of("default", 1));
+        TestCall blocker = offerWide(admission, "blocker", 8);
+        List<TestCall> wide = new ArrayList<>();
+        List<TestCall> narrow = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            wide.add(offerWide(admission, "fan-out", 8));
+        }
+        for (int i = 0; i < 16; i++) {
+            narrow.add(offerWide(admission, "polite", 1));
+        }
+        started.clear();
+        blocker.release();
+        // Every call runs for the level's estimate, then frees its seats: whoever fair order picks next starts.
+        for (int i = 0; i < 40 && !started.isEmpty(); i++) {
+            List<TestCall> running = new ArrayList<>(started);
+            started.clear();
+            time.advanceMillis(3);
+            running.forEach(TestCall::release);
+            order.addAll(running);
+        }
+        long narrowBeforeSecondWide = order.subList(0, order.indexOf(wide.get(1))).stream()
+                .filter(narrow::contains)
+                .count();
+        assertThat(narrowBeforeSecondWide)
+                .as("single calls served before the fan-out flow's second call: %s", order)
+                .isGreaterThanOrEqualTo(8);
+    }
+
+    private final List<TestCall> order = new ArrayList<>();
+
     @Test
     void seatsAreSplitByNominalShares() {
         Admission admission = threeLevels(100);

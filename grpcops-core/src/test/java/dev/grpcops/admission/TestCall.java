@@ -9,6 +9,7 @@ class TestCall implements AdmissionRequest {
     private final List<TestCall> startOrder;
     final Admission.Level level;
     final long allowanceNanos;
+    int width = 1;
     AdmissionTicket ticket;
     boolean started;
     Rejection rejection;
@@ -22,10 +23,16 @@ class TestCall implements AdmissionRequest {
 
     /** Offers this call to its level's admission; returns it. */
     TestCall offer() {
-        AdmissionTicket offered = level.admission().offer(level, allowanceNanos, this);
+        AdmissionTicket offered = level.admission().offer(level, allowanceNanos, width, this);
         if (ticket == null) {
             ticket = offered;
         }
+        return this;
+    }
+
+    /** This call, taking {@code seats} seats. */
+    TestCall wide(int seats) {
+        this.width = seats;
         return this;
     }
 

@@ -55,6 +55,15 @@ public final class InProcessReplicas implements AutoCloseable {
     private final PeakEwmaLoadBalancerProvider peakEwma;
     private final RoundRobinLoadBalancerProvider roundRobin;
     private final List<Replica> replicas = new CopyOnWriteArrayList<>();
+    /**
+     * Calls started and not yet at a replica (on their way through the channel's own threads): fake
+     * time stands still until there are none, so that no call is charged time it spent in transit.
+     */
+    private final java.util.Set<String> inTransit = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private final AtomicInteger callIds = new AtomicInteger();
+    private static final Metadata.Key<String> CALL_ID =
+            Metadata.Key.of("fixture-call-id", Metadata.ASCII_STRING_MARSHALLER);
     private final ManagedChannel channel;
     private final ManualResolver resolver = new ManualResolver();
 
@@ -74,7 +83,17 @@ public final class InProcessReplicas implements AutoCloseable {
             this.address = address;
             this.server = InProcessServerBuilder.forName(address)
                     .directExecutor()
-                    .addService(this)
+                    .addService(io.grpc.ServerInterceptors.intercept(this, new io.grpc.ServerInterceptor() {
+                        @Override
+                        public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(
+                                io.grpc.ServerCall<Q, R> call, Metadata headers, io.grpc.ServerCallHandler<Q, R> next) {
+                            String id = headers.get(CALL_ID);
+                            if (id != null) {
+                                inTransit.remove(id);
+                            }
+                            return next.startCall(call, headers);
+                        }
+                    }))
                     .addService(health.getHealthService())
                     .build()
                     .start();
@@ -152,9 +171,50 @@ public final class InProcessReplicas implements AutoCloseable {
             replicas.add(new Replica(name + "-" + i));
         }
         this.channel = channel(name + ":///replicas", resolver)
+                .intercept(new io.grpc.ClientInterceptor() {
+                    @Override
+                    public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(
+                            io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options, io.grpc.Channel next) {
+                        return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(
+                                next.newCall(method, options)) {
+                            @Override
+                            public void start(Listener<R> listener, Metadata headers) {
+                                String id = Integer.toString(callIds.incrementAndGet());
+                                headers.put(CALL_ID, id);
+                                inTransit.add(id);
+                                super.start(
+                                        new io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener<>(
+                                                listener) {
+                                            @Override
+                                            public void onClose(Status status, Metadata trailers) {
+                                                inTransit.remove(id); // ended without reaching a replica
+                                                super.onClose(status, trailers);
+                                            }
+                                        },
+                                        headers);
+                            }
+                        };
+                    }
+                })
                 .directExecutor()
                 .defaultServiceConfig(renamed(serviceConfig))
                 .build();
+        awaitEveryReplica();
+    }
+
+    /**
+     * Calls until every replica has answered one: each connection made and its health check
+     * SERVING, which the channel's own threads do at their pace (a loaded machine's).
+     */
+    private void awaitEveryReplica() throws InterruptedException {
+        for (int round = 0; round < 2000; round++) {
+            if (call(3 * replicas.size(), 3).stream().allMatch(calls -> calls > 0)) {
+                resetCalls();
+                return;
+            }
+            Thread.sleep(5); // the channel's threads connecting, not a synchronisation of this test's own
+        }
+        throw new IllegalStateException("not every replica answered within 10 s: " + calls());
     }
 
     @SuppressWarnings("deprecation") // the one way a channel builder takes a resolver of its own
@@ -214,16 +274,21 @@ public final class InProcessReplicas implements AutoCloseable {
         return calls();
     }
 
-    /** Moves fake time on, a millisecond at a time, until every call of {@code batch} has ended. */
+    /**
+     * Moves fake time on, a millisecond at a time, until every call of {@code batch} has ended; it
+     * stands still while a call is on its way to a replica (the channel's threads, at a loaded
+     * machine's pace), so that what a call is measured to take is its replica's latency alone.
+     */
     public void awaitAll(Collection<? extends ListenableFuture<?>> batch) throws InterruptedException {
         for (int step = 0; !batch.stream().allMatch(ListenableFuture::isDone); step++) {
             if (step > 600_000) {
                 throw new AssertionError("calls still unanswered after 10 minutes of fake time");
             }
-            clock.forwardMillis(1);
-            if (step % 1000 == 999) {
-                Thread.sleep(1); // a call waiting on the channel's own threads (a connection being made)
+            long waitedUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!inTransit.isEmpty() && System.nanoTime() < waitedUntil) {
+                Thread.sleep(1); // the channel's threads carrying a call to its replica
             }
+            clock.forwardMillis(1);
         }
         for (ListenableFuture<?> call : batch) {
             try {

@@ -104,7 +104,6 @@ class PeakEwmaBalancingTests {
         start(defaults());
         replicas.call(30, 3);
         for (int i = 0; i < 60; i++) {
-            replicas.resetCalls();
             PickHint first = PickHint.first();
             var firstCall = StockGrpc.newFutureStub(replicas.channel())
                     .withOption(PickHint.KEY, first)
@@ -113,12 +112,13 @@ class PeakEwmaBalancingTests {
             assertThat(first.picked())
                     .as("the balancer says where it sent the attempt")
                     .isNotNull();
+            PickHint second = PickHint.avoiding(first);
             var retry = StockGrpc.newFutureStub(replicas.channel())
-                    .withOption(PickHint.KEY, PickHint.avoiding(first))
+                    .withOption(PickHint.KEY, second)
                     .withDeadlineAfter(10, TimeUnit.SECONDS)
                     .check(CheckRequest.newBuilder().setSku("s").build());
             replicas.awaitAll(List.of(firstCall, retry));
-            assertThat(replicas.calls()).as("one call each to two replicas").containsOnly(0, 1);
+            assertThat(second.picked()).as("attempt %d", i).isNotNull().isNotEqualTo(first.picked());
         }
     }
 

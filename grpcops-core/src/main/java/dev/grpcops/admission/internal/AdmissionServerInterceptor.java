@@ -1,6 +1,7 @@
 package dev.grpcops.admission.internal;
 
 import dev.grpcops.admission.Admission;
+import dev.grpcops.admission.CallWidth;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.deadline.Budget;
@@ -13,6 +14,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -33,6 +35,7 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
     private final long defaultBudgetNanos;
     private final long noDeadlineBeyondNanos;
     private final long neededNanos;
+    private final Map<String, CallWidth<?>> widths;
 
     /**
      * @param defaultBudget what a call without a deadline is assumed to have (the budget's DEFAULT)
@@ -46,7 +49,8 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
             Set<String> exemptMethods,
             Duration defaultBudget,
             Duration noDeadlineBeyond,
-            Duration needed) {
+            Duration needed,
+            Map<String, CallWidth<?>> widths) {
         this.admission = admission;
         this.policy = policy;
         this.exemptServices = Set.copyOf(exemptServices);
@@ -54,6 +58,7 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
         this.defaultBudgetNanos = defaultBudget.toNanos();
         this.noDeadlineBeyondNanos = noDeadlineBeyond.toNanos();
         this.neededNanos = needed.toNanos();
+        this.widths = Map.copyOf(widths);
     }
 
     @Override
@@ -69,9 +74,75 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
         AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(caller, call, headers, next, context);
-        admitted.offered(
-                admission.offer(admission.level(policy.levelOf(caller)), remaining(context) - neededNanos, admitted));
+        Admission.Level level = admission.level(policy.levelOf(caller));
+        CallWidth<?> width = widths.get(method.getFullMethodName());
+        if (width != null) {
+            // Its width is in its request: read first (the transport holds it meanwhile), then offered.
+            call.request(1);
+            return new ReadFirst<>(
+                    admitted,
+                    request -> admitted.offered(
+                            admission.offer(level, remaining(context) - neededNanos, width.of(request), admitted)));
+        }
+        admitted.offered(admission.offer(level, remaining(context) - neededNanos, admitted));
         return admitted.listener();
+    }
+
+    /**
+     * Stands in for admission's listener until the request has come: then offers the call, and from
+     * there passes every event on (the request first). A caller gone before its request came took
+     * no seat and leaves nothing.
+     */
+    private static final class ReadFirst<ReqT> extends ServerCall.Listener<ReqT> {
+
+        private final AdmittedCall<ReqT, ?> admitted;
+        private final java.util.function.Consumer<ReqT> offer;
+        /** The transport calls a listener one event at a time: no lock needed. */
+        private boolean offered;
+
+        ReadFirst(AdmittedCall<ReqT, ?> admitted, java.util.function.Consumer<ReqT> offer) {
+            this.admitted = admitted;
+            this.offer = offer;
+        }
+
+        @Override
+        public void onMessage(ReqT message) {
+            if (!offered) {
+                offered = true;
+                offer.accept(message);
+            }
+            admitted.listener().onMessage(message);
+        }
+
+        @Override
+        public void onHalfClose() {
+            if (!offered) {
+                offered = true; // no request at all: one seat, and the handler says what is wrong
+                offer.accept(null);
+            }
+            admitted.listener().onHalfClose();
+        }
+
+        @Override
+        public void onReady() {
+            if (offered) {
+                admitted.listener().onReady();
+            }
+        }
+
+        @Override
+        public void onCancel() {
+            if (offered) {
+                admitted.listener().onCancel();
+            }
+        }
+
+        @Override
+        public void onComplete() {
+            if (offered) {
+                admitted.listener().onComplete();
+            }
+        }
     }
 
     /** The call's budget when the budget interceptor ran first (it should), else its deadline or the default. */

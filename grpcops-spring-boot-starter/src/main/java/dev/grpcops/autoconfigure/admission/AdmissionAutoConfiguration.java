@@ -5,6 +5,7 @@ import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.admission.AdmissionListener;
+import dev.grpcops.admission.CallWidth;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.InvalidAdmissionConfigException;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
@@ -97,6 +98,7 @@ public class AdmissionAutoConfiguration {
             CallerPolicy policy,
             AdmissionProperties properties,
             ObjectProvider<AdminMethods> adminMethods,
+            ObjectProvider<CallWidth<?>> widths,
             BudgetRules rules) {
         Set<String> exemptMethods = new HashSet<>();
         adminMethods.orderedStream().forEach(methods -> exemptMethods.addAll(methods.fullMethodNames()));
@@ -108,6 +110,8 @@ public class AdmissionAutoConfiguration {
         if (properties.isCallsDownstream()) {
             server.callsDownstream(rules);
         }
+        // The application's CallWidth beans: methods whose calls take a seat per downstream call.
+        widths.orderedStream().forEach(server::width);
         return server.build();
     }
 

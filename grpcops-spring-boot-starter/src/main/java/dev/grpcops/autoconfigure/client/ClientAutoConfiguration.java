@@ -1,6 +1,9 @@
 package dev.grpcops.autoconfigure.client;
 
+import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ReconnectNudger;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
@@ -47,6 +50,46 @@ public class ClientAutoConfiguration {
                 builder.directExecutor();
             }
         };
+    }
+
+    /** A cancellation budget per channel (grpcops.client.cancellations-per-second), with its counts as metrics. */
+    @Bean
+    GrpcChannelConfigurer grpcopsCancellationBudget(
+            ClientProperties properties, org.springframework.beans.factory.ObjectProvider<MeterRegistry> registry) {
+        int perSecond = properties.getCancellationsPerSecond();
+        if (perSecond < 0) {
+            throw new IllegalArgumentException(
+                    "grpcops.client.cancellations-per-second must be 0 (no budget) or more, got " + perSecond);
+        }
+        MeterRegistry meters = registry.getIfAvailable();
+        CancellationBudget.CancellationListener listener = meters == null
+                ? CancellationBudget.CancellationListener.NONE
+                : new CancellationBudget.CancellationListener() {
+                    private final Counter sent = counter(meters, "sent");
+                    private final Counter withheld = counter(meters, "withheld");
+
+                    @Override
+                    public void cancelled(boolean wasSent) {
+                        (wasSent ? sent : withheld).increment();
+                    }
+                };
+        return (builder, name) -> {
+            if (perSecond > 0) {
+                builder.intercept(CancellationBudget.builder()
+                        .perSecond(perSecond)
+                        .burst(Math.max(1, perSecond / 2))
+                        .listener(listener)
+                        .build());
+            }
+        };
+    }
+
+    private static Counter counter(MeterRegistry meters, String outcome) {
+        return Counter.builder("grpc.client.cancellations")
+                .description("Calls cancelled before they ended: the cancellation sent downstream, or withheld"
+                        + " (over the channel's budget, left to end by its answer or deadline)")
+                .tag("outcome", outcome)
+                .register(meters);
     }
 
     @Bean

@@ -31,6 +31,22 @@ public class ClientProperties {
      */
     private Duration waitForReadyWindow = Duration.ofSeconds(5);
 
+    /**
+     * Cancellations each channel sends downstream a second (RST_STREAM frames), half of them at once
+     * at most; past it, a cancelled call is left to end by its answer or deadline, so that a caller
+     * cancelling fan-outs cannot make a downstream's rapid-reset guard close the shared connection.
+     * Keep it under the downstream's grpcops.server.max-rst-frames (2000 a second by default). Zero: no budget.
+     */
+    private int cancellationsPerSecond = dev.grpcops.client.CancellationBudget.DEFAULT_PER_SECOND;
+
+    public int getCancellationsPerSecond() {
+        return cancellationsPerSecond;
+    }
+
+    public void setCancellationsPerSecond(int cancellationsPerSecond) {
+        this.cancellationsPerSecond = cancellationsPerSecond;
+    }
+
     public Duration getWaitForReadyWindow() {
         return waitForReadyWindow;
     }
@@ -48,7 +64,7 @@ public class ClientProperties {
     /** How every channel picks among the replicas its target resolves to. */
     private final Balancing balancing = new Balancing();
 
-    /** Ejection of replicas that fail far more than their peers (grpc-java's outlier_detection, gRFC A50). */
+    /** Ejection of replicas that fail far more than their peers (gRFC A50's rules, replica failures only). */
     private final OutlierDetection outlierDetection = new OutlierDetection();
 
     public Balancing getBalancing() {
