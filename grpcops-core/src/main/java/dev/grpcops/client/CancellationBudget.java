@@ -2,6 +2,8 @@ package dev.grpcops.client;
 
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.grpcops.internal.OpenDownstream;
+import dev.grpcops.internal.SharedScheduler;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -12,7 +14,12 @@ import io.grpc.ForwardingClientCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -23,10 +30,14 @@ import java.util.function.LongSupplier;
  *
  * <p>A call is made outside its caller's cancellation (in a fork of the caller's context that keeps
  * its values and its deadline). When the caller cancels, or the application cancels the call, the
- * call is cancelled downstream (an {@code RST_STREAM}) while the budget has room: {@code perSecond}
- * a second, {@code burst} at once. Past it, the call is left to end by itself, by its answer or its
- * deadline: the downstream does the work of a call nobody waits for, which costs far less than a
- * connection closed under every caller's calls. The caller sees no difference either way.
+ * call ends for the application at once ({@code CANCELLED}), and is cancelled downstream (an
+ * {@code RST_STREAM}) while the budget has room: {@code perSecond} a second, {@code burst} at once.
+ * Past it, the cancellation is deferred: sent in turn as the budget refills, unless the call ends
+ * downstream first (by its answer or its deadline). The downstream meanwhile does the work of a call
+ * nobody waits for, which costs far less than a connection closed under every caller's calls.
+ * That work stays the caller's: a call made while serving one that admission seated holds that
+ * seat until it has ended downstream, so that a caller cancelling fan-outs is held to its share of
+ * seats by the work it left running, not only by the calls it has open.
  *
  * <pre>{@code
  * ManagedChannelBuilder.forTarget(...).intercept(CancellationBudget.builder().perSecond(1000).build());
@@ -45,15 +56,39 @@ public final class CancellationBudget implements ClientInterceptor {
     private final LongSupplier nanoClock;
     private final CancellationListener listener;
 
+    private final ScheduledExecutorService scheduler;
+
     private final Object lock = new Object();
+
+    @GuardedBy("lock")
     private double tokens;
+
+    @GuardedBy("lock")
     private long refilledAt;
 
-    /** Told of every cancellation: sent downstream, or withheld (left to end by itself). */
-    public interface CancellationListener {
-        CancellationListener NONE = sent -> {};
+    /** Calls whose cancellation waits for room in the budget, oldest first. */
+    @GuardedBy("lock")
+    private final ArrayDeque<BudgetedCall<?, ?>> deferred = new ArrayDeque<>();
 
-        void cancelled(boolean sent);
+    @GuardedBy("lock")
+    private boolean drainScheduled;
+
+    /** What became of a cancellation (the {@code outcome} of the starter's metric). */
+    public enum Outcome {
+        /** Sent downstream at once. */
+        SENT,
+        /** Over the budget: deferred, the call ended for its caller at once. */
+        DEFERRED,
+        /** A deferred cancellation sent as the budget refilled (the others ended downstream first). */
+        SENT_LATER
+    }
+
+    /** Told of every cancellation and of every deferred one sent later. Called with no lock held. */
+    @FunctionalInterface
+    public interface CancellationListener {
+        CancellationListener NONE = outcome -> {};
+
+        void cancelled(Outcome outcome);
     }
 
     private CancellationBudget(Builder builder) {
@@ -61,25 +96,89 @@ public final class CancellationBudget implements ClientInterceptor {
         this.burst = builder.burst;
         this.nanoClock = builder.nanoClock;
         this.listener = builder.listener;
-        this.tokens = builder.burst;
-        this.refilledAt = builder.nanoClock.getAsLong();
+        this.scheduler = builder.scheduler;
+        synchronized (lock) {
+            this.tokens = builder.burst;
+            this.refilledAt = builder.nanoClock.getAsLong();
+        }
     }
 
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Takes one cancellation from the budget if there is room. */
+    /** Takes one cancellation from the budget if there is room and none is waiting before it. */
     boolean tryAcquire() {
         synchronized (lock) {
-            long now = nanoClock.getAsLong();
-            tokens = Math.min(burst, tokens + (now - refilledAt) * perNano);
-            refilledAt = now;
-            if (tokens >= 1) {
+            refill();
+            if (tokens >= 1 && deferred.isEmpty()) {
                 tokens -= 1;
                 return true;
             }
             return false;
+        }
+    }
+
+    @GuardedBy("lock")
+    private void refill() {
+        long now = nanoClock.getAsLong();
+        tokens = Math.min(burst, tokens + (now - refilledAt) * perNano);
+        refilledAt = now;
+    }
+
+    /** Deferred cancellations still to be sent: of calls that have not ended downstream yet. */
+    public int waiting() {
+        synchronized (lock) {
+            int waiting = 0;
+            for (BudgetedCall<?, ?> call : deferred) {
+                if (!call.endedDownstream) {
+                    waiting++;
+                }
+            }
+            return waiting;
+        }
+    }
+
+    /** Queues {@code call}'s cancellation until the budget has room for it. */
+    private void defer(BudgetedCall<?, ?> call) {
+        synchronized (lock) {
+            deferred.add(call);
+            if (!drainScheduled) {
+                drainScheduled = true;
+                scheduleDrain();
+            }
+        }
+    }
+
+    @GuardedBy("lock")
+    private void scheduleDrain() {
+        long untilToken = (long) Math.ceil((1 - tokens) / perNano);
+        scheduler.schedule(this::drain, Math.max(TimeUnit.MILLISECONDS.toNanos(1), untilToken), TimeUnit.NANOSECONDS);
+    }
+
+    /** Sends the deferred cancellations the budget has room for now, oldest first. */
+    private void drain() {
+        List<BudgetedCall<?, ?>> due = new ArrayList<>();
+        synchronized (lock) {
+            refill();
+            while (!deferred.isEmpty()) {
+                if (deferred.peek().endedDownstream) {
+                    deferred.poll(); // answered or past its deadline meanwhile: nothing to send
+                } else if (tokens >= 1) {
+                    tokens -= 1;
+                    due.add(deferred.poll());
+                } else {
+                    break;
+                }
+            }
+            drainScheduled = !deferred.isEmpty();
+            if (drainScheduled) {
+                scheduleDrain();
+            }
+        }
+        for (BudgetedCall<?, ?> call : due) {
+            call.sendCancel();
+            listener.cancelled(Outcome.SENT_LATER);
         }
     }
 
@@ -107,8 +206,8 @@ public final class CancellationBudget implements ClientInterceptor {
 
     /**
      * A call whose cancellations, the caller's or the application's, go downstream only within the
-     * budget. A withheld one ends for the application at once, as a sent one would ({@code CANCELLED});
-     * what the downstream answers later goes nowhere.
+     * budget. The application hears the call end at once ({@code CANCELLED}) either way; what the
+     * downstream answers later goes nowhere.
      */
     private final class BudgetedCall<ReqT, RespT> extends ForwardingClientCall.SimpleForwardingClientCall<ReqT, RespT>
             implements Context.CancellationListener {
@@ -119,9 +218,15 @@ public final class CancellationBudget implements ClientInterceptor {
         @GuardedBy("lock")
         private Listener<RespT> application;
 
-        /** The application has heard the call end: from the downstream, or a withheld cancellation. */
+        /** The application has heard the call end: from the downstream, or from its cancellation. */
         @GuardedBy("lock")
         private boolean closed;
+
+        /** The downstream ended the call: a deferred cancellation has nothing left to cancel. */
+        volatile boolean endedDownstream;
+
+        private volatile String cancelMessage;
+        private volatile Throwable cancelCause;
 
         BudgetedCall(ClientCall<ReqT, RespT> delegate, Context caller) {
             super(delegate);
@@ -133,7 +238,16 @@ public final class CancellationBudget implements ClientInterceptor {
             synchronized (lock) {
                 application = listener;
             }
-            super.start(new Downstream(), headers);
+            OpenDownstream served = OpenDownstream.current(caller);
+            if (served != null && served.started()) {
+                work.set(served); // the served call's seat is held until this call has ended downstream
+            }
+            try {
+                super.start(new Downstream(), headers);
+            } catch (RuntimeException | Error e) {
+                endWork();
+                throw e;
+            }
             if (caller.isCancelled()) {
                 cancelled(caller);
             } else {
@@ -149,25 +263,47 @@ public final class CancellationBudget implements ClientInterceptor {
 
         @Override
         public void cancel(String message, Throwable cause) {
-            Listener<RespT> toClose;
+            Listener<RespT> toClose = null;
+            boolean sent = false;
             synchronized (lock) {
                 if (closed || application == null) {
-                    toClose = null; // ended already, or not started: nothing goes downstream anyway
+                    // ended already, or not started: nothing goes downstream anyway
                 } else if (tryAcquire()) {
-                    toClose = null;
-                    listener.cancelled(true);
+                    sent = true;
                 } else {
-                    listener.cancelled(false);
                     closed = true;
                     toClose = application;
                 }
             }
             if (toClose == null) {
+                if (sent) {
+                    listener.cancelled(Outcome.SENT);
+                }
                 super.cancel(message, cause);
                 return;
             }
             caller.removeListener(this);
+            cancelMessage = message;
+            cancelCause = cause;
+            defer(this);
+            listener.cancelled(Outcome.DEFERRED);
             toClose.onClose(Status.CANCELLED.withDescription(message).withCause(cause), new Metadata());
+        }
+
+        /** The served call's count this call holds open, if any; ended once. */
+        private final java.util.concurrent.atomic.AtomicReference<OpenDownstream> work =
+                new java.util.concurrent.atomic.AtomicReference<>();
+
+        private void endWork() {
+            OpenDownstream held = work.getAndSet(null);
+            if (held != null) {
+                held.ended();
+            }
+        }
+
+        /** The deferred cancellation, now within the budget. */
+        void sendCancel() {
+            delegate().cancel(cancelMessage, cancelCause);
         }
 
         /** What the downstream says, passed on unless the application has heard the call end already. */
@@ -202,6 +338,8 @@ public final class CancellationBudget implements ClientInterceptor {
 
             @Override
             public void onClose(Status status, Metadata trailers) {
+                endedDownstream = true;
+                endWork();
                 caller.removeListener(BudgetedCall.this);
                 synchronized (lock) {
                     if (closed) {
@@ -220,6 +358,7 @@ public final class CancellationBudget implements ClientInterceptor {
         private double perSecond = DEFAULT_PER_SECOND;
         private double burst = DEFAULT_BURST;
         private LongSupplier nanoClock = System::nanoTime;
+        private ScheduledExecutorService scheduler = SharedScheduler.get();
         private CancellationListener listener = CancellationListener.NONE;
 
         private Builder() {}
@@ -246,7 +385,13 @@ public final class CancellationBudget implements ClientInterceptor {
             return this;
         }
 
-        /** Told of every cancellation, sent or withheld (metrics); nothing by default. */
+        /** Sends the deferred cancellations as the budget refills; the library's shared scheduler by default. */
+        public Builder scheduler(ScheduledExecutorService scheduler) {
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /** Told of every cancellation, sent, deferred or sent later (metrics); nothing by default. */
         public Builder listener(CancellationListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
             return this;

@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -212,8 +213,10 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return new ChildLbStateHelper() {
                 @Override
                 public void updateBalancingState(ConnectivityState newState, SubchannelPicker newPicker) {
-                    if (newState == ConnectivityState.READY && !everReady) {
-                        // Its cost starts now, at its peers': not decayed over the time it took to connect.
+                    if (newState == ConnectivityState.READY && getCurrentState() != ConnectivityState.READY) {
+                        // Its cost starts again, at its peers': a replica back from a restart or a health
+                        // flap is not credited with the time it was away (decayed to nothing, it would
+                        // win every pick while cold), nor blamed for what it was before.
                         latency.reset(initialCost(Replica.this), nanoClock.getAsLong());
                         everReady = true;
                     }
@@ -304,6 +307,16 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             for (int i = 0; i < ready.length; i++) {
                 pickers[i] = ready[i].getCurrentPicker();
             }
+        }
+
+        /** Whether the replica keyed {@code key} is in this picker's choice (for tests that wait for it). */
+        boolean offers(Predicate<Object> key) {
+            for (Replica replica : ready) {
+                if (key.test(replica.getKey())) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         @Override

@@ -286,12 +286,12 @@ final class HedgedCall<T> extends AbstractFuture<T> {
             firstAttempt = first;
             hedgeAttempt = hedge;
         }
-        boolean interrupt = wasInterrupted();
+        // With true: a gRPC call's future stops its call downstream only when told it may interrupt.
         if (firstAttempt != null && !firstAttempt.isDone()) {
-            firstAttempt.cancel(interrupt);
+            firstAttempt.cancel(true);
         }
         if (hedgeAttempt != null && !hedgeAttempt.isDone()) {
-            hedgeAttempt.cancel(interrupt);
+            hedgeAttempt.cancel(true);
         }
     }
 }

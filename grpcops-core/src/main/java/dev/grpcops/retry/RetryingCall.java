@@ -27,6 +27,7 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
     private final Supplier<ListenableFuture<T>> call;
     private final PickHint firstHint;
     private volatile Future<?> delayed;
+    private volatile ListenableFuture<T> second;
 
     RetryingCall(
             Attempts attempts,
@@ -99,7 +100,8 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
         }
         try {
             if (attempts.admit(budget, target, pushedBack)) {
-                setFuture(attempts.startRetry(context, call, target, firstHint));
+                second = attempts.startRetry(context, call, target, firstHint);
+                setFuture(second);
             } else {
                 setException(failure);
             }
@@ -111,7 +113,12 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
     @Override
     protected void afterDone() {
         if (isCancelled()) {
-            first.cancel(wasInterrupted()); // the retry, if one started, is cancelled by setFuture
+            // With true: a gRPC call's future stops its call downstream only when told it may interrupt.
+            first.cancel(true);
+            ListenableFuture<T> retried = second;
+            if (retried != null) {
+                retried.cancel(true);
+            }
             Future<?> waiting = delayed;
             if (waiting != null) {
                 waiting.cancel(false);

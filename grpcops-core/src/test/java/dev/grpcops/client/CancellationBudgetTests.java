@@ -7,6 +7,7 @@ import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.FakeClock;
 import io.grpc.Attributes;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
@@ -19,6 +20,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +30,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A caller cancelling a fan-out of a thousand calls at once, over one connection to a server whose
@@ -40,8 +44,11 @@ class CancellationBudgetTests {
 
     private final ScheduledExecutorService answers = Executors.newSingleThreadScheduledExecutor();
     private final AtomicInteger connectionsClosed = new AtomicInteger();
-    private final AtomicInteger sent = new AtomicInteger();
-    private final AtomicInteger withheld = new AtomicInteger();
+
+    @RegisterExtension
+    final FakeClock clock = new FakeClock();
+
+    private final Map<CancellationBudget.Outcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
     private Server server;
     private ManagedChannel channel;
 
@@ -81,6 +88,7 @@ class CancellationBudgetTests {
         if (channel != null) {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
+        clock.forward(Duration.ofMinutes(1)); // deferred cancellations of calls that ended: none sent
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         answers.shutdownNow();
     }
@@ -113,16 +121,34 @@ class CancellationBudgetTests {
         return calls;
     }
 
+    /** A budget on the fake clock whose outcomes this test counts. */
+    private CancellationBudget budget(double perSecond, double burst) {
+        return CancellationBudget.builder()
+                .perSecond(perSecond)
+                .burst(burst)
+                .nanoClock(clock.nanoClock())
+                .scheduler(clock.scheduler())
+                .listener(outcome -> outcomes.computeIfAbsent(outcome, o -> new AtomicInteger())
+                        .incrementAndGet())
+                .build();
+    }
+
+    private int outcomes(CancellationBudget.Outcome outcome) {
+        AtomicInteger count = outcomes.get(outcome);
+        return count == null ? 0 : count.get();
+    }
+
     @Test
     void aCancelledFanOutKeepsTheSharedConnectionWithinTheBudget() throws Exception {
-        ManagedChannel channel = channel(CancellationBudget.builder()
-                .perSecond(100)
-                .burst(50)
-                .listener(wasSent -> (wasSent ? sent : withheld).incrementAndGet())
-                .build());
+        ManagedChannel channel = channel(budget(100, 50));
         List<ListenableFuture<CheckReply>> calls = fanOutThenCancel(channel);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> sent.get() + withheld.get() == FAN_OUT);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> outcomes(CancellationBudget.Outcome.SENT) + outcomes(CancellationBudget.Outcome.DEFERRED)
+                        == FAN_OUT);
+        assertThat(outcomes(CancellationBudget.Outcome.SENT))
+                .as("sent at once: the burst")
+                .isEqualTo(50);
         // At once, as gRPC ends a call its caller cancelled, whether or not it went downstream.
         await().atMost(Duration.ofSeconds(5)).until(() -> calls.stream().allMatch(ListenableFuture::isDone));
         assertThat(calls)
@@ -131,16 +157,45 @@ class CancellationBudgetTests {
                         call -> io.grpc.Status.fromThrowable(org.assertj.core.api.Assertions.catchThrowable(call::get))
                                         .getCode()
                                 == io.grpc.Status.Code.CANCELLED);
-        assertThat(sent.get())
-                .as("cancellations sent downstream: the burst, and what refilled meanwhile")
-                .isBetween(50, 100);
-        // The withheld ones end by their answers, later, on the same connection, which every other call keeps using.
+
+        clock.forward(Duration.ofSeconds(1));
+        assertThat(outcomes(CancellationBudget.Outcome.SENT_LATER))
+                .as("deferred ones sent a second later: the budget's rate")
+                .isEqualTo(100);
+        // The connection every other call uses is still there.
         assertThat(StockGrpc.newBlockingStub(channel)
                         .withDeadlineAfter(10, TimeUnit.SECONDS)
                         .check(CheckRequest.newBuilder().setSku("after").build())
                         .getSku())
                 .isEqualTo("after");
         assertThat(connectionsClosed).as("connections the server closed").hasValue(0);
+    }
+
+    /** A deferred cancellation whose call ended downstream meanwhile costs the budget nothing. */
+    @Test
+    void aDeferredCancellationOfACallThatEndedMeanwhileIsNotSent() throws Exception {
+        CancellationBudget budget = budget(1, 1);
+        ManagedChannel channel = channel(budget);
+        Context.CancellableContext caller = Context.current().withCancellation();
+        List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
+        caller.run(() -> {
+            calls.add(StockGrpc.newFutureStub(channel)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .check(CheckRequest.newBuilder().setSku("fan-held").build()));
+            calls.add(StockGrpc.newFutureStub(channel)
+                    .withDeadlineAfter(2, TimeUnit.SECONDS)
+                    .check(CheckRequest.newBuilder().setSku("fan-held").build()));
+        });
+        caller.cancel(null);
+        await().atMost(Duration.ofSeconds(5)).until(() -> calls.stream().allMatch(ListenableFuture::isDone));
+        assertThat(outcomes(CancellationBudget.Outcome.SENT)).isEqualTo(1);
+        assertThat(outcomes(CancellationBudget.Outcome.DEFERRED)).isEqualTo(1);
+
+        assertThat(budget.waiting()).isEqualTo(1);
+        // The deferred call's 2 s deadline passes downstream before the budget has room again.
+        await().atMost(Duration.ofSeconds(10)).until(() -> budget.waiting() == 0);
+        clock.forward(Duration.ofSeconds(1));
+        assertThat(outcomes(CancellationBudget.Outcome.SENT_LATER)).isZero();
     }
 
     /** The control: the same fan-out cancelled with no budget trips the guard. */
@@ -153,16 +208,12 @@ class CancellationBudgetTests {
 
     @Test
     void aCallThatHasEndedCostsTheBudgetNothing() throws Exception {
-        ManagedChannel channel = channel(CancellationBudget.builder()
-                .perSecond(1)
-                .burst(1)
-                .listener(wasSent -> (wasSent ? sent : withheld).incrementAndGet())
-                .build());
+        ManagedChannel channel = channel(budget(1, 1));
         ListenableFuture<CheckReply> answered = StockGrpc.newFutureStub(channel)
                 .withDeadlineAfter(10, TimeUnit.SECONDS)
                 .check(CheckRequest.newBuilder().setSku("done").build());
         answered.get(10, TimeUnit.SECONDS);
         answered.cancel(true);
-        assertThat(sent.get() + withheld.get()).isZero();
+        assertThat(outcomes).isEmpty();
     }
 }

@@ -54,6 +54,7 @@ public final class InProcessReplicas implements AutoCloseable {
     private final String name = "replicas-" + fixtures.incrementAndGet() + "-" + System.nanoTime();
     private final PeakEwmaLoadBalancerProvider peakEwma;
     private final RoundRobinLoadBalancerProvider roundRobin;
+    private final List<io.grpc.LoadBalancerProvider> registered;
     private final List<Replica> replicas = new CopyOnWriteArrayList<>();
     /**
      * Calls started and not yet at a replica (on their way through the channel's own threads): fake
@@ -66,22 +67,40 @@ public final class InProcessReplicas implements AutoCloseable {
             Metadata.Key.of("fixture-call-id", Metadata.ASCII_STRING_MARSHALLER);
     private final ManagedChannel channel;
     private final ManualResolver resolver = new ManualResolver();
+    /** The picker the channel's balancer gave it last. */
+    private volatile io.grpc.LoadBalancer.SubchannelPicker balancerPicker;
 
     /** One Stock replica: its latency or failure, its health, the calls it received. */
     public final class Replica extends StockGrpc.StockImplBase {
 
         final String address;
-        final Server server;
+        /** Replaced by {@link #restart}. */
+        volatile Server server;
+
         final HealthStatusManager health = new HealthStatusManager();
         private final AtomicInteger calls = new AtomicInteger();
+        private final AtomicInteger cancelled = new AtomicInteger();
         private volatile Duration latency = Duration.ofMillis(1);
         private volatile Status failure;
         private volatile Metadata failureTrailers;
         private volatile IntPredicate failing = call -> true;
 
-        private Replica(String address) throws java.io.IOException {
+        private Replica(String address, boolean listening) throws java.io.IOException {
             this.address = address;
-            this.server = InProcessServerBuilder.forName(address)
+            this.server = listening ? start() : null;
+            health.setStatus(HEALTH_NAME, ServingStatus.SERVING);
+        }
+
+        /** Starts listening: a replica {@link #addAbsent listed before it listened} comes up. */
+        public Replica listen() throws java.io.IOException {
+            if (server == null) {
+                server = start();
+            }
+            return this;
+        }
+
+        private Server start() throws java.io.IOException {
+            return InProcessServerBuilder.forName(address)
                     .directExecutor()
                     .addService(io.grpc.ServerInterceptors.intercept(this, new io.grpc.ServerInterceptor() {
                         @Override
@@ -97,7 +116,49 @@ public final class InProcessReplicas implements AutoCloseable {
                     .addService(health.getHealthService())
                     .build()
                     .start();
-            health.setStatus(HEALTH_NAME, ServingStatus.SERVING);
+        }
+
+        /**
+         * Stops this replica's server, waits until the channel has it out of its picks, runs
+         * {@code meanwhile}, then starts it again at the same address (a container restarted in its
+         * pod: same IP, cold) and waits until the channel has it back.
+         */
+        public Replica restart(Meanwhile meanwhile) throws Exception {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!channelSeesItGone() && System.nanoTime() < until) {
+                call(3, 3);
+            }
+            if (!channelSeesItGone()) {
+                throw new IllegalStateException(address + " still picked 10 s after it stopped");
+            }
+            meanwhile.run();
+            server = start();
+            awaitOffered();
+            return this;
+        }
+
+        /** Waits, calling nothing, until the channel's balancer offers this replica to its picks. */
+        public Replica awaitOffered() throws InterruptedException {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!offered()) {
+                if (System.nanoTime() > until) {
+                    throw new IllegalStateException(address + " not offered to the picks within 10 s");
+                }
+                Thread.sleep(1); // the channel's threads connecting and checking health
+            }
+            return this;
+        }
+
+        /** Whether the balancer's current picker can pick this replica (ready, not ejected). */
+        public boolean offered() {
+            return ours(balancerPicker) instanceof PeakEwmaLoadBalancer.Picker picker
+                    && picker.offers(key -> key.toString().contains(address + "]")
+                            || key.toString().contains(address + ","));
+        }
+
+        private boolean channelSeesItGone() throws InterruptedException {
+            return call(30, 3).get(replicas.indexOf(this)) == 0;
         }
 
         /** Answers after {@code latency} of fake time from now on. */
@@ -139,6 +200,8 @@ public final class InProcessReplicas implements AutoCloseable {
             int call = calls.incrementAndGet();
             Status fails = failure;
             Metadata trailers = failureTrailers;
+            var observer = (io.grpc.stub.ServerCallStreamObserver<CheckReply>) responses;
+            observer.setOnCancelHandler(cancelled::incrementAndGet);
             Runnable answer = fails != null && failing.test(call)
                     ? () -> responses.onError(fails.asRuntimeException(trailers))
                     : () -> {
@@ -146,7 +209,15 @@ public final class InProcessReplicas implements AutoCloseable {
                                 CheckReply.newBuilder().setSku(request.getSku()).build());
                         responses.onCompleted();
                     };
-            clock.scheduler().schedule(answer, latency.toNanos(), TimeUnit.NANOSECONDS);
+            clock.scheduler()
+                    .schedule(
+                            () -> {
+                                if (!observer.isCancelled()) { // a caller that gave up hears nothing more
+                                    answer.run();
+                                }
+                            },
+                            latency.toNanos(),
+                            TimeUnit.NANOSECONDS);
         }
     }
 
@@ -165,10 +236,10 @@ public final class InProcessReplicas implements AutoCloseable {
                 clock.nanoClock(),
                 () -> random,
                 clock.scheduler());
-        LoadBalancerRegistry.getDefaultRegistry().register(peakEwma);
-        LoadBalancerRegistry.getDefaultRegistry().register(roundRobin);
+        this.registered = List.of(watched(peakEwma), watched(roundRobin));
+        registered.forEach(LoadBalancerRegistry.getDefaultRegistry()::register);
         for (int i = 0; i < count; i++) {
-            replicas.add(new Replica(name + "-" + i));
+            replicas.add(new Replica(name + "-" + i, true));
         }
         this.channel = channel(name + ":///replicas", resolver)
                 .intercept(new io.grpc.ClientInterceptor() {
@@ -196,10 +267,76 @@ public final class InProcessReplicas implements AutoCloseable {
                         };
                     }
                 })
+                .intercept(dev.grpcops.retry.Retry.clientInterceptor()) // for tests that call through a Retry
                 .directExecutor()
                 .defaultServiceConfig(renamed(serviceConfig))
                 .build();
         awaitEveryReplica();
+    }
+
+    /**
+     * The balancer's own picker inside {@code picker}: grpc-java wraps it (health checking) in
+     * pickers that hold it in a field of theirs.
+     */
+    private static Object ours(Object picker) {
+        for (int depth = 0; depth < 5 && picker != null && !(picker instanceof PeakEwmaLoadBalancer.Picker); depth++) {
+            Object inner = null;
+            for (java.lang.reflect.Field field : picker.getClass().getDeclaredFields()) {
+                if (io.grpc.LoadBalancer.SubchannelPicker.class.isAssignableFrom(field.getType())) {
+                    try {
+                        field.setAccessible(true);
+                        inner = field.get(picker);
+                    } catch (ReflectiveOperationException | RuntimeException e) {
+                        return null;
+                    }
+                    break;
+                }
+            }
+            picker = inner;
+        }
+        return picker;
+    }
+
+    /** {@code provider} under its own name, the pickers its balancers make seen by this fixture. */
+    private io.grpc.LoadBalancerProvider watched(io.grpc.LoadBalancerProvider provider) {
+        return new io.grpc.LoadBalancerProvider() {
+            @Override
+            public boolean isAvailable() {
+                return true;
+            }
+
+            @Override
+            public int getPriority() {
+                return provider.getPriority();
+            }
+
+            @Override
+            public String getPolicyName() {
+                return provider.getPolicyName();
+            }
+
+            @Override
+            public NameResolver.ConfigOrError parseLoadBalancingPolicyConfig(Map<String, ?> config) {
+                return provider.parseLoadBalancingPolicyConfig(config);
+            }
+
+            @Override
+            public io.grpc.LoadBalancer newLoadBalancer(io.grpc.LoadBalancer.Helper helper) {
+                return provider.newLoadBalancer(new io.grpc.util.ForwardingLoadBalancerHelper() {
+                    @Override
+                    protected io.grpc.LoadBalancer.Helper delegate() {
+                        return helper;
+                    }
+
+                    @Override
+                    public void updateBalancingState(
+                            io.grpc.ConnectivityState state, io.grpc.LoadBalancer.SubchannelPicker picker) {
+                        balancerPicker = picker;
+                        super.updateBalancingState(state, picker);
+                    }
+                });
+            }
+        };
     }
 
     /**
@@ -233,7 +370,16 @@ public final class InProcessReplicas implements AutoCloseable {
 
     /** One more replica, listed at once (a new pod that the resolver sees). */
     public Replica add() throws Exception {
-        Replica replica = new Replica(name + "-" + replicas.size());
+        return add(true);
+    }
+
+    /** One more replica listed before it listens (an endpoint published before its server is up). */
+    public Replica addAbsent() throws Exception {
+        return add(false);
+    }
+
+    private Replica add(boolean listening) throws Exception {
+        Replica replica = new Replica(name + "-" + replicas.size(), listening);
         replicas.add(replica);
         resolver.update();
         return replica;
@@ -243,12 +389,19 @@ public final class InProcessReplicas implements AutoCloseable {
     public void remove(Replica replica) throws InterruptedException {
         replicas.remove(replica);
         resolver.update();
-        replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        if (replica.server != null) {
+            replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
     }
 
     /** Zeroes every replica's call count. */
     public void resetCalls() {
         replicas.forEach(replica -> replica.calls.set(0));
+    }
+
+    /** The calls the replicas saw their callers cancel, in all. */
+    public int cancelled() {
+        return replicas.stream().mapToInt(replica -> replica.cancelled.get()).sum();
     }
 
     /** Each replica's calls since the last {@link #resetCalls}, in order. */
@@ -261,17 +414,67 @@ public final class InProcessReplicas implements AutoCloseable {
      * moved on until all of it answered. Returns each replica's calls, counted afresh.
      */
     public List<Integer> call(int n, int concurrency) throws InterruptedException {
+        return run(n, concurrency, Caller.PLAIN).calls();
+    }
+
+    /** What a test does while a replica is away. */
+    @FunctionalInterface
+    public interface Meanwhile {
+        void run() throws Exception;
+    }
+
+    /** How a test's caller makes one call of a batch: plainly, through a {@code Retry}, as a warm-up… */
+    @FunctionalInterface
+    public interface Caller {
+
+        Caller PLAIN = StockGrpc.StockFutureStub::check;
+
+        ListenableFuture<CheckReply> call(StockGrpc.StockFutureStub stub, CheckRequest request);
+    }
+
+    /** What {@link #run} saw: each replica's calls, and how many of the callers' calls ended with each code. */
+    public record Results(List<Integer> calls, Map<Status.Code, Integer> codes) {
+
+        /** Calls that ended with {@code code}. */
+        public int ended(Status.Code code) {
+            return codes.getOrDefault(code, 0);
+        }
+    }
+
+    /**
+     * {@code n} calls made by {@code caller} in batches of {@code concurrency}, each batch started
+     * at once, then fake time moved on until all of it ended.
+     */
+    public Results run(int n, int concurrency, Caller caller) throws InterruptedException {
         resetCalls();
+        Map<Status.Code, Integer> codes = new java.util.EnumMap<>(Status.Code.class);
         for (int done = 0; done < n; done += concurrency) {
             List<ListenableFuture<CheckReply>> batch = new ArrayList<>();
             for (int i = 0; i < Math.min(concurrency, n - done); i++) {
-                batch.add(StockGrpc.newFutureStub(channel)
-                        .withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .check(CheckRequest.newBuilder().setSku("s").build()));
+                batch.add(caller.call(
+                        StockGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS),
+                        CheckRequest.newBuilder().setSku("s").build()));
             }
             awaitAll(batch);
+            for (ListenableFuture<CheckReply> call : batch) {
+                codes.merge(codeOf(call), 1, Integer::sum);
+            }
         }
-        return calls();
+        return new Results(calls(), codes);
+    }
+
+    private static Status.Code codeOf(ListenableFuture<?> call) {
+        try {
+            call.get();
+            return Status.Code.OK;
+        } catch (ExecutionException e) {
+            return Status.fromThrowable(e.getCause()).getCode();
+        } catch (java.util.concurrent.CancellationException e) {
+            return Status.Code.CANCELLED;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Status.Code.UNKNOWN;
+        }
     }
 
     /**
@@ -290,24 +493,18 @@ public final class InProcessReplicas implements AutoCloseable {
             }
             clock.forwardMillis(1);
         }
-        for (ListenableFuture<?> call : batch) {
-            try {
-                call.get();
-            } catch (ExecutionException e) {
-                // a failing replica's answer: counted by the replica
-            }
-        }
     }
 
     @Override
     public void close() throws InterruptedException {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         for (Replica replica : replicas) {
-            replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            if (replica.server != null) {
+                replica.server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
         }
         clock.forward(Duration.ofMinutes(10)); // answers of calls cut off, now to no one
-        LoadBalancerRegistry.getDefaultRegistry().deregister(peakEwma);
-        LoadBalancerRegistry.getDefaultRegistry().deregister(roundRobin);
+        registered.forEach(LoadBalancerRegistry.getDefaultRegistry()::deregister);
     }
 
     /** {@code config} with this fixture's balancers in place of the library's. */

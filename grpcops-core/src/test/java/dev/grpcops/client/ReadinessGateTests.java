@@ -35,10 +35,16 @@ class ReadinessGateTests {
     }
 
     private static Server stock(int port) throws Exception {
+        return stock(port, new java.util.concurrent.atomic.AtomicInteger());
+    }
+
+    /** A Stock on {@code port} that counts the calls it receives in {@code received}. */
+    private static Server stock(int port, java.util.concurrent.atomic.AtomicInteger received) throws Exception {
         return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
                 .addService(new StockGrpc.StockImplBase() {
                     @Override
                     public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+                        received.incrementAndGet();
                         responses.onNext(CheckReply.newBuilder().setQty(1).build());
                         responses.onCompleted();
                     }
@@ -47,15 +53,21 @@ class ReadinessGateTests {
                 .start();
     }
 
-    @Test
-    void aCallMadeBeforeTheReplicaListensWaitsForItInsteadOfFailing() throws Exception {
-        int port = freePort();
-        ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(30));
+    /** A channel to {@code port} whose calls {@code gate} lets wait, the gate following it. */
+    private static ManagedChannel gated(int port, ReadinessGate gate) {
         ManagedChannel channel = ManagedChannelBuilder.forTarget("list:///127.0.0.1:" + port)
                 .usePlaintext()
                 .intercept(gate)
                 .build();
         gate.follow(channel);
+        return channel;
+    }
+
+    @Test
+    void aCallMadeBeforeTheReplicaListensWaitsForItInsteadOfFailing() throws Exception {
+        int port = freePort();
+        ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(30));
+        ManagedChannel channel = gated(port, gate);
         Server server = null;
         try {
             var call = StockGrpc.newFutureStub(channel)
@@ -98,6 +110,86 @@ class ReadinessGateTests {
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * SPEC §16 (interaction matrix: flapping or restarting × readiness gate): once the channel has
+     * been READY, a replica that goes away fails the next call at once with UNAVAILABLE, for the
+     * caller to retry elsewhere, instead of holding it until its deadline.
+     */
+    @Test
+    void aReplicaGoneAfterTheChannelWasReadyFailsCallsAtOnce() throws Exception {
+        int port = freePort();
+        ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(30));
+        ManagedChannel channel = gated(port, gate);
+        Server server = stock(port);
+        try {
+            assertThat(StockGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .check(CHECK)
+                            .getQty())
+                    .isEqualTo(1);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !gate.waiting());
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> StockGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .check(CHECK));
+            assertThat(failed.getStatus().getCode())
+                    .as("failed fast, not held until its deadline")
+                    .isEqualTo(Status.Code.UNAVAILABLE);
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * SPEC §16 (a caller cancelling fan-outs × readiness gate): calls waiting for a replica that is
+     * not up yet end CANCELLED as soon as their caller cancels, and none of them reaches the replica
+     * once it is up.
+     */
+    @Test
+    void waitingCallsCancelledByTheirCallerEndAtOnceAndNeverReachTheReplica() throws Exception {
+        int port = freePort();
+        ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(30));
+        ManagedChannel channel = gated(port, gate);
+        var received = new java.util.concurrent.atomic.AtomicInteger();
+        Server server = null;
+        try {
+            io.grpc.Context.CancellableContext fanOut =
+                    io.grpc.Context.current().withCancellation();
+            java.util.List<com.google.common.util.concurrent.ListenableFuture<CheckReply>> quotes =
+                    fanOut.call(() -> java.util.stream.IntStream.range(0, 100)
+                            .mapToObj(i -> StockGrpc.newFutureStub(channel)
+                                    .withDeadlineAfter(20, TimeUnit.SECONDS)
+                                    .check(CHECK))
+                            .toList());
+            assertThat(quotes).noneMatch(java.util.concurrent.Future::isDone);
+
+            fanOut.cancel(null);
+            for (var quote : quotes) {
+                Throwable ended = catchThrowableOfType(
+                        java.util.concurrent.ExecutionException.class, () -> quote.get(5, TimeUnit.SECONDS));
+                assertThat(Status.fromThrowable(ended.getCause()).getCode()).isEqualTo(Status.Code.CANCELLED);
+            }
+
+            server = stock(port, received);
+            channel.resetConnectBackoff();
+            assertThat(StockGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .check(CHECK)
+                            .getQty())
+                    .isEqualTo(1);
+            assertThat(received).as("only the call made after the cancellation").hasValue(1);
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            if (server != null) {
+                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
         }
     }
 }

@@ -243,7 +243,8 @@ class AbuseIT {
         ServiceProcess edge = start(
                 "edge-service",
                 "--grpc.client.pricing.address=static://" + pricing.target(),
-                "--edge.max-quotes-in-flight=2000");
+                "--edge.max-quotes-in-flight=2000",
+                WITHOUT_ADMISSION); // admission would seat 5 such Checkouts (512 seats): the bound here is Edge's own
         ManagedChannel toEdge = channel(edge);
         assertResponsive(edge, toEdge);
         double heapBefore = heapAfterGc(edge);

@@ -3,6 +3,7 @@ package dev.grpcops.systemtest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.google.common.util.concurrent.MoreExecutors;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
 import io.grpc.ManagedChannel;
@@ -17,7 +18,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -185,6 +191,76 @@ class OverloadIT {
         int bound = 2 * Runtime.getRuntime().availableProcessors();
         assertThat(peak - before).as("threads Edge added under the burst").isLessThanOrEqualTo(bound);
         assertThat(after - before).as("threads left behind").isLessThanOrEqualTo(bound);
+    }
+
+    /**
+     * SPEC §16: a caller that cancels Checkouts of 100 SKUs as fast as admission lets it in makes
+     * Edge cancel thousands of Quotes a second on its connection to Pricing, past Pricing's
+     * rapid-reset guard; Edge keeps the cancellations it sends within its budget (the rest end for
+     * their caller at once), so Pricing never closes that connection under the polite caller's
+     * Quotes: the polite caller's Checkouts are complete and no line is lost to UNAVAILABLE.
+     */
+    @Test
+    void aCallerCancellingWideCheckoutsCannotBreakTheConnectionUnderAPoliteOne() throws Exception {
+        String edgeBefore = edge.metrics();
+        String pricingBefore = pricing.metrics();
+        AtomicBoolean cancelling = new AtomicBoolean(true);
+        AtomicInteger sent = new AtomicInteger();
+        Metadata rude = new Metadata();
+        rude.put(Metadata.Key.of("x-grpcops-caller", Metadata.ASCII_STRING_MARSHALLER), "canceller");
+        EdgeGrpc.EdgeFutureStub stub = EdgeGrpc.newFutureStub(floodChannels.get(0))
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(rude));
+        CheckoutRequest.Builder wide = CheckoutRequest.newBuilder().setDelayMs(200);
+        for (int sku = 0; sku < 100; sku++) {
+            wide.addSkus("wide-" + sku);
+        }
+        CheckoutRequest request = wide.build();
+        ScheduledExecutorService canceller = Executors.newScheduledThreadPool(1);
+        Semaphore open = new Semaphore(16);
+        Thread sender = new Thread(() -> {
+            while (cancelling.get()) {
+                try {
+                    open.acquire();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                var checkout = stub.withDeadlineAfter(5, TimeUnit.SECONDS).checkout(request);
+                sent.incrementAndGet();
+                checkout.addListener(open::release, MoreExecutors.directExecutor());
+                canceller.schedule(() -> checkout.cancel(true), 20, TimeUnit.MILLISECONDS);
+            }
+        });
+        sender.start();
+        PoliteCaller.Result polite;
+        try {
+            polite = PoliteCaller.run(politeChannel, "polite", "default", 20, POLITE_FOR, DEADLINE, 2);
+        } finally {
+            cancelling.set(false);
+            sender.interrupt();
+            sender.join(10_000);
+            canceller.shutdown();
+        }
+        String edgeAfter = edge.metrics();
+        String pricingAfter = pricing.metrics();
+        double deferred = delta(edgeBefore, edgeAfter, "grpc_client_cancellations_total", "outcome=\"deferred\"");
+        double cancelsSent = delta(edgeBefore, edgeAfter, "grpc_client_cancellations_total", "outcome=\"sent\"");
+        record(String.format(
+                java.util.Locale.ROOT,
+                "canceller (16 Checkouts of 100 SKUs open, each cancelled after 20 ms, %d sent): polite caller %s;"
+                        + " Edge cancellations to Pricing sent %d, deferred %d; Edge rejected %s; Pricing: calls its callers reset %s",
+                sent.get(),
+                polite,
+                (long) cancelsSent,
+                (long) deferred,
+                rejectedByReason(edgeBefore, edgeAfter),
+                resetByCallers(pricingBefore, pricingAfter)));
+        assertThat(polite.completeShare()).as("complete answers: " + polite).isGreaterThanOrEqualTo(MIN_COMPLETE);
+        assertThat(delta(edgeBefore, edgeAfter, "edge_lines_unavailable_total", "reason=\"UNAVAILABLE\""))
+                .as("lines lost to a closed connection")
+                .isZero();
+        assertThat(cancelsSent + deferred)
+                .as("Quotes the canceller made Edge cancel")
+                .isPositive();
     }
 
     /** The flood, the polite caller measured under it, its Checkouts complete. */

@@ -8,6 +8,7 @@ import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.OpenDownstream;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -43,7 +44,8 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         this.call = call;
         this.headers = headers;
         this.next = next;
-        this.context = context;
+        // The seat is held until the call and every call it made downstream have ended.
+        this.context = OpenDownstream.attach(context, this::freeSeat);
     }
 
     ServerCall.Listener<ReqT> listener() {
@@ -54,7 +56,12 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         this.ticket = ticket;
     }
 
+    /** The call has ended: its seat is freed once its downstream calls have too. */
     private void release() {
+        OpenDownstream.current(context).ended();
+    }
+
+    private void freeSeat() {
         ticket.release();
     }
 

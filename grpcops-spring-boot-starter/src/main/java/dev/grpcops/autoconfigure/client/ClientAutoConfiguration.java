@@ -65,29 +65,42 @@ public class ClientAutoConfiguration {
         CancellationBudget.CancellationListener listener = meters == null
                 ? CancellationBudget.CancellationListener.NONE
                 : new CancellationBudget.CancellationListener() {
-                    private final Counter sent = counter(meters, "sent");
-                    private final Counter withheld = counter(meters, "withheld");
+                    private final java.util.Map<CancellationBudget.Outcome, Counter> counters = java.util.Arrays.stream(
+                                    CancellationBudget.Outcome.values())
+                            .collect(java.util.stream.Collectors.toMap(
+                                    outcome -> outcome,
+                                    outcome -> counter(meters, outcome.name().toLowerCase(java.util.Locale.ROOT)),
+                                    (a, b) -> a,
+                                    () -> new java.util.EnumMap<>(CancellationBudget.Outcome.class)));
 
                     @Override
-                    public void cancelled(boolean wasSent) {
-                        (wasSent ? sent : withheld).increment();
+                    public void cancelled(CancellationBudget.Outcome outcome) {
+                        counters.get(outcome).increment();
                     }
                 };
         return (builder, name) -> {
             if (perSecond > 0) {
-                builder.intercept(CancellationBudget.builder()
+                CancellationBudget budget = CancellationBudget.builder()
                         .perSecond(perSecond)
                         .burst(Math.max(1, perSecond / 2))
                         .listener(listener)
-                        .build());
+                        .build();
+                if (meters != null) {
+                    io.micrometer.core.instrument.Gauge.builder(
+                                    "grpc.client.cancellations.waiting", budget, CancellationBudget::waiting)
+                            .description("Deferred cancellations not sent yet, of calls still open downstream")
+                            .tag("channel", name)
+                            .register(meters);
+                }
+                builder.intercept(budget);
             }
         };
     }
 
     private static Counter counter(MeterRegistry meters, String outcome) {
         return Counter.builder("grpc.client.cancellations")
-                .description("Calls cancelled before they ended: the cancellation sent downstream, or withheld"
-                        + " (over the channel's budget, left to end by its answer or deadline)")
+                .description("Calls cancelled before they ended: the cancellation sent downstream at once, deferred"
+                        + " (over the channel's budget), or sent later as the budget refilled")
                 .tag("outcome", outcome)
                 .register(meters);
     }

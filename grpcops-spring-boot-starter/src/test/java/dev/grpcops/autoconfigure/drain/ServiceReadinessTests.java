@@ -51,13 +51,43 @@ class ServiceReadinessTests {
         assertThat(readiness.reported(SERVICE)).isEqualTo(ServingStatus.SERVING);
     }
 
-    /** The shutdown drain reaches a watcher of a service that never finished warming up. */
+    /**
+     * A watcher of a service still warming up hears NOT_SERVING, and a drain then (the shutdown's,
+     * or an operator's) keeps it so: the warm-up's end never flips it to SERVING.
+     */
     @Test
-    void watchersHearTheShutdownDrainDuringTheWarmUp() {
+    void aDrainDuringTheWarmUpKeepsWatchersAtNotServing() {
+        readiness.starting(List.of(SERVICE, "other"));
+        List<ServingStatus> heard = watch(SERVICE);
+        List<ServingStatus> heardOther = watch("other");
+
+        readiness.drain(SERVICE);
+        readiness.warmedUp(List.of(SERVICE, "other"));
+        assertThat(heard).as("drained by an operator during the warm-up").containsExactly(ServingStatus.NOT_SERVING);
+        assertThat(heardOther).containsExactly(ServingStatus.NOT_SERVING, ServingStatus.SERVING);
+
+        health.enterTerminalState();
+        assertThat(heardOther).as("the shutdown drain").endsWith(ServingStatus.NOT_SERVING);
+    }
+
+    /** The shutdown drain while still warming up: watchers never hear SERVING. */
+    @Test
+    void theShutdownDrainDuringTheWarmUpIsFinal() {
         readiness.starting(List.of(SERVICE));
+        List<ServingStatus> heard = watch(SERVICE);
+
+        health.enterTerminalState();
+        readiness.warmedUp(List.of(SERVICE));
+
+        assertThat(heard).containsOnly(ServingStatus.NOT_SERVING);
+        assertThat(readiness.reported(SERVICE)).isEqualTo(ServingStatus.NOT_SERVING);
+    }
+
+    /** What a watcher of {@code service} hears from now on. */
+    private List<ServingStatus> watch(String service) {
         List<ServingStatus> heard = new CopyOnWriteArrayList<>();
         ((HealthGrpc.HealthImplBase) health.getHealthService())
-                .watch(HealthCheckRequest.newBuilder().setService(SERVICE).build(), new StreamObserver<>() {
+                .watch(HealthCheckRequest.newBuilder().setService(service).build(), new StreamObserver<>() {
                     @Override
                     public void onNext(HealthCheckResponse response) {
                         heard.add(response.getStatus());
@@ -69,8 +99,6 @@ class ServiceReadinessTests {
                     @Override
                     public void onCompleted() {}
                 });
-        readiness.warmedUp(List.of(SERVICE));
-        health.enterTerminalState();
-        assertThat(heard).containsExactly(ServingStatus.NOT_SERVING, ServingStatus.SERVING, ServingStatus.NOT_SERVING);
+        return heard;
     }
 }
