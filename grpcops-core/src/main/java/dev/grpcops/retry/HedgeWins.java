@@ -18,7 +18,7 @@ import java.util.function.LongSupplier;
  * latency of every first whose hedge was held back, so that the delay rises to the target's latency.
  *
  * <p>One in ten, not more: against a healthy target hedges follow the caller's and the replicas'
- * passing pauses, and a quarter to a half of them win (measured in {@code TailTests}); a threshold
+ * passing pauses, and a quarter to a half of them win (measured by {@code TailBench}, docs/benchmarks.md); a threshold
  * among those held hedges back now and then with every replica healthy, and a replica that turned
  * slow then waited for probes. Against a whole target that is slow, none win.
  */

@@ -33,8 +33,9 @@ public class ClientProperties {
 
     /**
      * Cancellations each channel sends downstream a second (RST_STREAM frames), half of them at once
-     * at most; past it, a cancelled call is left to end by its answer or deadline, so that a caller
-     * cancelling fan-outs cannot make a downstream's rapid-reset guard close the shared connection.
+     * at most; past it, a cancellation waits and is sent as the budget refills (the caller is answered at
+     * once), so that a caller cancelling fan-outs cannot make a downstream's rapid-reset guard close the
+     * shared connection.
      * Keep it under the downstream's grpcops.server.max-rst-frames (2000 a second by default). Zero: no budget.
      */
     private int cancellationsPerSecond = dev.grpcops.client.CancellationBudget.DEFAULT_PER_SECOND;
