@@ -70,7 +70,7 @@ class JvmLimitsIT {
     private static final long MEMORY_LIMIT = composeMemoryLimit();
 
     /** The load the limits are read under: a fixed count, whatever the machine's speed. */
-    private static final int CHECKOUTS = 800;
+    private static final int CHECKOUTS = 400;
 
     private static ComposeSuite suite;
 

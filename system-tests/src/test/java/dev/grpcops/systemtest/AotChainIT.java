@@ -6,12 +6,14 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@link ChainIT} against the beans Spring AOT made at build time ({@code process-aot}, in every
  * service jar), switched on as a user would: {@code -Dspring.aot.enabled=true}, here through
  * {@code JAVA_TOOL_OPTIONS} as in a container.
  */
+@ResourceLock(ChainIT.CHAIN)
 class AotChainIT extends ChainIT {
 
     @BeforeAll

@@ -27,15 +27,22 @@ import java.util.function.Supplier;
 import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * design §4 and §5 end to end: the three jars as separate processes on loopback, called the way a
  * client in any language would, judged by what Stock recorded and what each service exported.
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@ResourceLock(ChainIT.CHAIN) // the chain's processes are static fields, shared with AotChainIT
+@Order(3) // the longest classes first, so that the two lanes end together
 class ChainIT {
+
+    /** Held by ChainIT and AotChainIT while each runs its chain (the test classes run two at a time). */
+    static final String CHAIN = "system-tests.chain";
 
     /** What a hop may lose to scheduling on a busy 2-core machine, on top of the budget maths. */
     private static final Offset<Double> SLACK = Offset.offset(0.15);

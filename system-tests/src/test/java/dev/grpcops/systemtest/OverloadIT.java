@@ -28,6 +28,7 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.Timeout;
  * comes from {@code -Doverload.seconds=30 -Doverload.inflight=5000}.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Order(5) // the longest classes first, so that the two lanes end together
 class OverloadIT {
 
     /** -Doverload.seconds=30 for the full-size runs of docs/overload.md. */

@@ -28,6 +28,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Timeout;
  * "Restarting without dropping calls", and design §10).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Order(1) // the longest classes first, so that the two lanes end together
 class RestartIT {
 
     private static final Duration DRAIN = Duration.ofSeconds(1);

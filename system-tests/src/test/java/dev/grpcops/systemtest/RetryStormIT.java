@@ -25,6 +25,7 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Timeout;
  * docs/deadlines-and-retries.md, "Retries that cannot become a storm", and design §11).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Order(4) // the longest classes first, so that the two lanes end together
 class RetryStormIT {
 
     private static final Duration DEADLINE = Duration.ofMillis(1500);
