@@ -11,6 +11,7 @@ import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
 import dev.grpcops.proto.chain.v1.Line;
 import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
 import java.net.URI;
@@ -104,6 +105,8 @@ class ComposeIT {
         try {
             await().atMost(Duration.ofMinutes(4))
                     .pollInterval(Duration.ofSeconds(5))
+                    // A Checkout slower than its deadline on a busy machine only means another round.
+                    .ignoreExceptionsInstanceOf(StatusRuntimeException.class)
                     .untilAsserted(() -> {
                         // Traffic that every panel sees: Checkouts with and without a deadline, a slow line, a
                         // Quote whose budget cannot cover Stock.
