@@ -278,9 +278,11 @@ class InteractionMatrixTests {
         pushback.put(Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER), "-1");
         replicas.replica(0).failWith(Status.RESOURCE_EXHAUSTED.withDescription("shedding"), pushback, call -> true);
         replicas.run(3, 3, retried(retry));
+        // Pushback is A6's failure (-1); each of the 2 answers puts 0.1 back, but not above the 10 the
+        // bucket holds: 9.2 when the failure came first, 9.1 when an answer came before it.
         assertThat(tokens.tokens(TARGET))
-                .as("pushback is A6's failure; the 2 answers put 0.2 back")
-                .isEqualTo(9.2);
+                .as("pushback is A6's failure; the 2 answers put 0.1 back each")
+                .isIn(9.1, 9.2);
         assertThat(events(RetryOutcome.ATTEMPTED)).isZero();
     }
 
