@@ -385,14 +385,17 @@ log "all $count containers healthy, Prometheus ready, in $(( $(now) - t )) s"
 # Healthy means each service warmed itself (grpcops.warmup), but on a small machine ten JVMs are
 # still compiling the paths that a steady load takes: the suggested load, run right away, would fail
 # calls for its first tens of seconds. The same load is sent here until a 10 s round fails none.
-SUGGESTED_LOAD=(load 127.0.0.1:50063 --method Checkout --data '{"skus":["a","b","c"]}' --rate 300 --deadline 1s)
+# The load printed under "Try:" below, and sent here: one definition for both.
+SUGGESTED_DATA='{"skus":["a","b","c"]}'
+SUGGESTED_RATE=300
+SUGGESTED_LOAD=(load 127.0.0.1:50063 --method Checkout --data "$SUGGESTED_DATA" --rate "$SUGGESTED_RATE" --deadline 1s)
 warm_through() {
-  local round result status failed
+  local round result status failed start
   if ! have java || [ ! -f cli/target/grpcops-cli.jar ]; then
     log "no java or cli/target/grpcops-cli.jar here: no warm-through (the first load run may fail calls while the JVMs compile)"
     return 0
   fi
-  t=$(now)
+  start=$(now)
   for round in 1 2 3 4 5 6; do
     if ! result=$(java -jar cli/target/grpcops-cli.jar "${SUGGESTED_LOAD[@]}" --duration 10s --json 2>>logs/up.log); then
       log "warm-through: the load tool failed (see logs/up.log); going on"
@@ -402,13 +405,13 @@ warm_through() {
     # Every status but OK counts; awk, not grep -v, so that a round of only OK is no failed pipeline.
     failed=$(printf '%s\n' "$status" | tr ',' '\n' \
       | awk -F: '$1 != "\"OK\"" && $2 ~ /^[0-9]+$/ { n += $2 } END { print n + 0 }')
-    log "warm-through round $round: 300 Checkouts/s for 10 s, $failed failed${status:+ ($status)}"
+    log "warm-through round $round: $SUGGESTED_RATE Checkouts/s for 10 s, $failed failed${status:+ ($status)}"
     if [ "$failed" -eq 0 ]; then
-      log "warm: the suggested load fails no call (warm-through took $(( $(now) - t )) s)"
+      log "warm: the suggested load fails no call (warm-through took $(( $(now) - start )) s)"
       return 0
     fi
   done
-  log "still failing calls after 6 rounds: this machine may be too small for 300 Checkouts/s; try a lower --rate"
+  log "still failing calls after 6 rounds: this machine may be too small for $SUGGESTED_RATE Checkouts/s; try a lower --rate"
 }
 if [ "$warm" != 0 ]; then
   log "warm-through: the suggested load in 10 s rounds until one fails no call (skip: --no-warm)"
@@ -428,7 +431,7 @@ grpcops is up ($compose_cmd project "$project", $(( $(now) - started )) s):
   Prometheus  http://127.0.0.1:9090   (scrape targets: http://127.0.0.1:9090/targets)
 Try:
   java -jar cli/target/grpcops-cli.jar call 127.0.0.1:50063 Checkout '{"skus":["a","b","c"]}' --deadline 1s
-  java -jar cli/target/grpcops-cli.jar load 127.0.0.1:50063 --method Checkout --data '{"skus":["a","b","c"]}' --rate 300 --duration 15s --deadline 1s
+  java -jar cli/target/grpcops-cli.jar load 127.0.0.1:50063 --method Checkout --data '$SUGGESTED_DATA' --rate $SUGGESTED_RATE --duration 15s --deadline 1s
   GRPCOPS_ADMIN_TOKEN=... java -jar cli/target/grpcops-cli.jar fault 127.0.0.1:50061 --stall 200ms/1s   (stock-1; --clear to undo)
   $compose_cmd run --rm client spread dns:///whoami:50051 --config rr
 Stop:
