@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -228,6 +229,9 @@ public final class CancellationBudget implements ClientInterceptor {
         private volatile String cancelMessage;
         private volatile Throwable cancelCause;
 
+        /** The served call's count this call holds open, if any; ended once. */
+        private final AtomicReference<OpenDownstream> work = new AtomicReference<>();
+
         BudgetedCall(ClientCall<ReqT, RespT> delegate, Context caller) {
             super(delegate);
             this.caller = caller;
@@ -289,10 +293,6 @@ public final class CancellationBudget implements ClientInterceptor {
             listener.cancelled(Outcome.DEFERRED);
             toClose.onClose(Status.CANCELLED.withDescription(message).withCause(cause), new Metadata());
         }
-
-        /** The served call's count this call holds open, if any; ended once. */
-        private final java.util.concurrent.atomic.AtomicReference<OpenDownstream> work =
-                new java.util.concurrent.atomic.AtomicReference<>();
 
         private void endWork() {
             OpenDownstream held = work.getAndSet(null);

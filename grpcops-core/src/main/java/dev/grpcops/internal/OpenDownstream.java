@@ -29,11 +29,6 @@ public final class OpenDownstream {
         return context.withValue(KEY, new OpenDownstream(release));
     }
 
-    /** The count of the call being served now, or null outside one that admission seated. */
-    public static OpenDownstream current() {
-        return KEY.get();
-    }
-
     /** The count {@code context} carries, or null. */
     public static OpenDownstream current(Context context) {
         return KEY.get(context);
@@ -57,10 +52,5 @@ public final class OpenDownstream {
         if (open.decrementAndGet() == 0) {
             release.run();
         }
-    }
-
-    /** Calls still open: the served call (until it ends) and its downstream calls. */
-    public int open() {
-        return open.get();
     }
 }
