@@ -31,6 +31,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * SPEC §9 with the jars as processes at their defaults (admission on): floods of Checkouts with no
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 @Order(5) // the longest classes first, so that the two lanes end together
+@ResourceLock(AbuseIT.FLOOD) // not beside the other flood
 class OverloadIT {
 
     /** -Doverload.seconds=30 for the full-size runs of docs/overload.md. */
