@@ -1,12 +1,14 @@
 package dev.grpcops.admission;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
- * The server-wide admission settings (design §9).
+ * The server-wide admission settings (design §9): {@link #builder()} starts from the defaults.
  *
  * @param limit seats: calls the server executes at once, shared by the levels
  * @param levels the priority levels, sharing the seats by their shares
@@ -20,6 +22,23 @@ public record AdmissionConfig(
         Duration maxWait,
         Duration retryPushback,
         Duration maxRetryPushback) {
+
+    /** Seats by default. */
+    public static final int DEFAULT_LIMIT = 128;
+    /** The longest queue wait by default. */
+    public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(1);
+    /** The first pushback by default. */
+    public static final Duration DEFAULT_RETRY_PUSHBACK = Duration.ofSeconds(1);
+    /** The longest pushback by default. */
+    public static final Duration DEFAULT_MAX_RETRY_PUSHBACK = Duration.ofSeconds(32);
+    /**
+     * The levels by default, one per {@link Criticality} and named after it, with 50, 35 and 15
+     * shares and {@link PriorityLevelConfig#of}'s queues.
+     */
+    public static final List<PriorityLevelConfig> DEFAULT_LEVELS = List.of(
+            PriorityLevelConfig.of(Criticality.CRITICAL.value(), 50),
+            PriorityLevelConfig.of(Criticality.DEFAULT.value(), 35),
+            PriorityLevelConfig.of(Criticality.SHEDDABLE.value(), 15));
 
     public AdmissionConfig {
         if (limit < 1) {
@@ -65,6 +84,52 @@ public record AdmissionConfig(
     private static void requirePositive(Duration duration, String field) {
         if (duration == null || duration.isNegative() || duration.isZero()) {
             throw new InvalidAdmissionConfigException(field, "must be positive, got " + duration);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Every value starts at its default ({@code DEFAULT_*}). */
+    public static final class Builder {
+
+        private int limit = DEFAULT_LIMIT;
+        private List<PriorityLevelConfig> levels = DEFAULT_LEVELS;
+        private Duration maxWait = DEFAULT_MAX_WAIT;
+        private Duration retryPushback = DEFAULT_RETRY_PUSHBACK;
+        private Duration maxRetryPushback = DEFAULT_MAX_RETRY_PUSHBACK;
+
+        private Builder() {}
+
+        /** Calls the server executes at once, shared by the levels. */
+        public Builder limit(int limit) {
+            this.limit = limit;
+            return this;
+        }
+
+        /** The priority levels, in place of the default ones. */
+        public Builder levels(List<PriorityLevelConfig> levels) {
+            this.levels = new ArrayList<>(Objects.requireNonNull(levels, "levels"));
+            return this;
+        }
+
+        /** The longest a call waits in a queue, also when its deadline would allow more. */
+        public Builder maxWait(Duration maxWait) {
+            this.maxWait = maxWait;
+            return this;
+        }
+
+        /** The first pushback a rejected caller is told, and the most it grows to. */
+        public Builder retryPushback(Duration first, Duration max) {
+            this.retryPushback = first;
+            this.maxRetryPushback = max;
+            return this;
+        }
+
+        /** @throws InvalidAdmissionConfigException naming the field that is out of range */
+        public AdmissionConfig build() {
+            return new AdmissionConfig(limit, levels, maxWait, retryPushback, maxRetryPushback);
         }
     }
 }

@@ -11,6 +11,13 @@ package dev.grpcops.admission;
  */
 public record PriorityLevelConfig(String name, int shares, int queues, int handSize, int queueLengthLimit) {
 
+    /** Queues of a level by default. */
+    public static final int DEFAULT_QUEUES = 64;
+    /** Hand size by default. */
+    public static final int DEFAULT_HAND_SIZE = 8;
+    /** Calls one queue holds by default. */
+    public static final int DEFAULT_QUEUE_LENGTH_LIMIT = 50;
+
     /** Enough to tell flows apart without two flows often drawing the same hand (APF checks the same). */
     static final int MAX_ENTROPY_BITS = 60;
 
@@ -38,7 +45,7 @@ public record PriorityLevelConfig(String name, int shares, int queues, int handS
 
     /** The level with its defaults from APF's {@code global-default}, scaled for a single service. */
     public static PriorityLevelConfig of(String name, int shares) {
-        return new PriorityLevelConfig(name, shares, 64, 8, 50);
+        return new PriorityLevelConfig(name, shares, DEFAULT_QUEUES, DEFAULT_HAND_SIZE, DEFAULT_QUEUE_LENGTH_LIMIT);
     }
 
     private static double entropyBits(int queues, int handSize) {

@@ -17,6 +17,7 @@ import java.util.Objects;
  * @param maxDelay the longest
  * @param minSamples answers of a target needed before its calls are hedged
  * @param maxExtraPercent hedges per target at most this % of its calls of the last 10 s (plus 1 per second)
+ * @see #builder()
  */
 public record Hedging(double percentile, Duration minDelay, Duration maxDelay, int minSamples, double maxExtraPercent) {
 
@@ -47,6 +48,53 @@ public record Hedging(double percentile, Duration minDelay, Duration maxDelay, i
         }
         if (!(maxExtraPercent >= 0 && maxExtraPercent <= 100)) {
             throw new IllegalArgumentException("max-extra-percent must be 0-100, got " + maxExtraPercent);
+        }
+    }
+
+    /** Starts from {@link #DEFAULTS}: {@code Hedging.builder().percentile(99).maxDelay(Duration.ofMillis(300)).build()}. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Every value starts at {@link #DEFAULTS}'; {@link #build()} checks them together. */
+    public static final class Builder {
+
+        private double percentile = DEFAULTS.percentile;
+        private Duration minDelay = DEFAULTS.minDelay;
+        private Duration maxDelay = DEFAULTS.maxDelay;
+        private int minSamples = DEFAULTS.minSamples;
+        private double maxExtraPercent = DEFAULTS.maxExtraPercent;
+
+        private Builder() {}
+
+        /** The latency percentile the delay follows (50-99.9). */
+        public Builder percentile(double percentile) {
+            this.percentile = percentile;
+            return this;
+        }
+
+        /** The shortest and the longest hedge delay. */
+        public Builder delay(Duration min, Duration max) {
+            this.minDelay = min;
+            this.maxDelay = max;
+            return this;
+        }
+
+        /** Answers of a target needed before its calls are hedged. */
+        public Builder minSamples(int minSamples) {
+            this.minSamples = minSamples;
+            return this;
+        }
+
+        /** Hedges per target at most this % of its calls of the last 10 s (plus 1 per second). */
+        public Builder maxExtraPercent(double maxExtraPercent) {
+            this.maxExtraPercent = maxExtraPercent;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the value out of range */
+        public Hedging build() {
+            return new Hedging(percentile, minDelay, maxDelay, minSamples, maxExtraPercent);
         }
     }
 }

@@ -97,6 +97,14 @@ class InteractionMatrixTests {
     }
 
     /** Retries on the fake clock, drawing on {@link #tokens}; hedging by {@code hedging}, or none. */
+    /** Hedges after the 95th percentile of 64 answers, 10 ms at least, up to half as many again as calls. */
+    private static final Hedging HEDGING = Hedging.builder()
+            .percentile(95)
+            .delay(Duration.ofMillis(10), Duration.ofSeconds(1))
+            .minSamples(64)
+            .maxExtraPercent(50)
+            .build();
+
     private Retry retry(Hedging hedging) {
         return Retry.builder(BudgetRules.DEFAULTS)
                 .limiter(tokens)
@@ -190,7 +198,7 @@ class InteractionMatrixTests {
     void stalled_callsAreAnsweredByHedgesElsewhere_andTheReplicaIsNeitherEjectedNorCharged(Balancing balancing)
             throws Exception {
         start(balancing);
-        Retry retry = retry(new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 50));
+        Retry retry = retry(HEDGING);
         replicas.run(90, 3, hedged(retry)); // answers for the hedge delay to learn from
         replicas.replica(0).latency(Duration.ofMinutes(5));
 
@@ -325,7 +333,7 @@ class InteractionMatrixTests {
     @Test
     void callersCancellingHedgedCalls_scoreNoHedge() throws Exception {
         start(Balancing.PEAK_EWMA);
-        Retry retry = retry(new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 50));
+        Retry retry = retry(HEDGING);
         replicas.run(90, 3, hedged(retry));
         for (int i = 0; i < 3; i++) {
             replicas.replica(i).latency(Duration.ofMillis(100));
@@ -415,7 +423,7 @@ class InteractionMatrixTests {
     @Test
     void restarting_aColdReplicaIsCoveredByHedgesToItsPeers() throws Exception {
         start(Balancing.ROUND_ROBIN);
-        Retry retry = retry(new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 50));
+        Retry retry = retry(HEDGING);
         replicas.run(90, 3, hedged(retry));
 
         replicas.replica(0).restart(() -> replicas.run(30, 3, hedged(retry)));
@@ -459,7 +467,7 @@ class InteractionMatrixTests {
         Metadata pushback = new Metadata();
         pushback.put(Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER), "100");
         replicas.replica(1).failWith(Status.RESOURCE_EXHAUSTED.withDescription("shedding"), pushback, call -> true);
-        Retry retry = retry(new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 50));
+        Retry retry = retry(HEDGING);
 
         Results warmUp =
                 replicas.run(300, 3, (stub, request) -> inWarmUp(() -> retry.hedged(() -> stub.check(request))));

@@ -44,7 +44,12 @@ class HedgingTests {
     final FakeClock clock = new FakeClock();
 
     /** Hedge after 10 ms once 64 answers have been seen. */
-    private static final Hedging HEDGING = new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 5);
+    private static final Hedging HEDGING = Hedging.builder()
+            .percentile(95)
+            .delay(Duration.ofMillis(10), Duration.ofSeconds(1))
+            .minSamples(64)
+            .maxExtraPercent(5)
+            .build();
 
     private final Map<HedgeOutcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
     private final RetryListener listener = new RetryListener() {
@@ -215,7 +220,12 @@ class HedgingTests {
     /** A retry on {@link #clock}, hedges paid by nobody, warmed with 64 instant answers: it hedges after 10 ms. */
     private Retry hedgingOnTheFakeClock() throws Exception {
         Retry retry = Retry.builder(BudgetRules.DEFAULTS)
-                .hedging(new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 100))
+                .hedging(Hedging.builder()
+                        .percentile(95)
+                        .delay(Duration.ofMillis(10), Duration.ofSeconds(1))
+                        .minSamples(64)
+                        .maxExtraPercent(100)
+                        .build())
                 .limiter(RetryLimiter.unlimited())
                 .scheduler(clock.scheduler())
                 .nanoClock(clock.nanoClock())
@@ -342,7 +352,12 @@ class HedgingTests {
     void whileHedgesLoseOneASecondIsSentAndTheFirstsHeldBackAreLearned() throws Exception {
         AtomicLong now = new AtomicLong();
         AtomicReference<DoubleSupplier> delays = new AtomicReference<>();
-        Hedging roomForAHedgePerCall = new Hedging(95, Duration.ofMillis(10), Duration.ofSeconds(1), 64, 100);
+        Hedging roomForAHedgePerCall = Hedging.builder()
+                .percentile(95)
+                .delay(Duration.ofMillis(10), Duration.ofSeconds(1))
+                .minSamples(64)
+                .maxExtraPercent(100)
+                .build();
         Retry retry = warmedOnFakeClock(roomForAHedgePerCall, RetryLimiter.unlimited(), now, delays);
         DoubleSupplier delay = delays.get();
 

@@ -1,0 +1,22 @@
+package dev.grpcops.autoconfigure.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.admission.AdmissionConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The properties' defaults are the core's: {@code grpcops.admission.*} left unset gives what {@link
+ * AdmissionConfig#builder()} gives a plain grpc-java server. (The properties keep literal values so
+ * that the generated metadata, and the docs' defaults, show them.)
+ */
+@Timeout(30)
+class AdmissionPropertiesDefaultsTests {
+
+    @Test
+    void unsetPropertiesGiveTheCoresDefaults() {
+        assertThat(new AdmissionProperties().toConfig())
+                .isEqualTo(AdmissionConfig.builder().build());
+    }
+}
