@@ -1,12 +1,17 @@
 package dev.grpcops.autoconfigure;
 
+import dev.grpcops.ChannelStack;
+import dev.grpcops.ServerStack;
 import net.devh.boot.grpc.common.util.InterceptorOrder;
+import org.springframework.core.Ordered;
 
 /**
- * Where each of the library's global interceptors sits among net.devh's. Lower runs first
- * (outermost). net.devh's metrics interceptor runs at {@link InterceptorOrder#ORDER_TRACING_METRICS},
- * and the library's own interceptors right inside it, so that they are counted, and everything they
- * reject is too.
+ * Where each of the library's global interceptors sits among net.devh's: the layers of {@link
+ * ServerStack.Layer} and {@link ChannelStack.Layer}, in their order (held to it by a test), as the
+ * numbers {@code @Order} takes. Lower runs first (outermost). net.devh's metrics interceptor runs at
+ * {@link InterceptorOrder#ORDER_TRACING_METRICS}; admin authorization runs outside it, so that a
+ * flood of refused admin calls costs nothing more, and the library's other interceptors right inside
+ * it, so that they are counted, and everything they reject is too.
  */
 public final class GrpcopsInterceptorOrder {
 
@@ -40,4 +45,33 @@ public final class GrpcopsInterceptorOrder {
     public static final int TRACE_ATTEMPT_TAGS = InterceptorOrder.ORDER_TRACING_METRICS + 80;
 
     private GrpcopsInterceptorOrder() {}
+
+    /** The {@code @Order} of {@code layer}'s global server interceptor. */
+    public static int of(ServerStack.Layer layer) {
+        return switch (layer) {
+            case ADMIN_AUTHORIZATION -> ADMIN_AUTHORIZATION;
+            case WARM_UP -> WARM_UP;
+            case TRACE_CONTEXT -> TRACE_CONTEXT;
+            case BUDGET -> BUDGET;
+            case ADMISSION -> ADMISSION;
+            case TRACE_TAGS -> TRACE_TAGS;
+            case FAULTS -> FAULTS;
+            case IN_FLIGHT -> IN_FLIGHT;
+        };
+    }
+
+    /**
+     * The {@code @Order} of {@code layer}'s global client interceptor; the readiness gate and the
+     * cancellation budget are added on each channel's builder, inside every global interceptor
+     * ({@link Ordered#LOWEST_PRECEDENCE}).
+     */
+    public static int of(ChannelStack.Layer layer) {
+        return switch (layer) {
+            case RETRY_ATTEMPTS -> RETRY_ATTEMPTS;
+            case BUDGET -> BUDGET_CLIENT;
+            case CALLER_FORWARDING -> CALLER_FORWARDING;
+            case TRACE_ATTEMPT -> TRACE_ATTEMPT_TAGS;
+            case READINESS, CANCELLATIONS -> Ordered.LOWEST_PRECEDENCE;
+        };
+    }
 }

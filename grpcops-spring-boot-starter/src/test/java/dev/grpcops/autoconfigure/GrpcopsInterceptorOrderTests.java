@@ -2,6 +2,8 @@ package dev.grpcops.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.grpcops.ChannelStack;
+import dev.grpcops.ServerStack;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -26,8 +28,8 @@ import org.springframework.core.annotation.Order;
 
 /**
  * The order of the library's global interceptors (design §2, "Interceptor order"): the constants
- * keep the order the design requires, among themselves and around net.devh's metrics and tracing
- * interceptors, and every global interceptor an auto-configuration declares takes its place from
+ * keep the core's order ({@link ServerStack.Layer}, {@link ChannelStack.Layer}), among themselves
+ * and around net.devh's metrics and tracing interceptors, and every global interceptor an auto-configuration declares takes its place from
  * one of them.
  */
 @Timeout(30)
@@ -78,9 +80,8 @@ class GrpcopsInterceptorOrderTests {
     }
 
     /**
-     * Server, outermost first: admin authorization (a refused admin call costs nothing more),
-     * net.devh's metrics and tracing, the warm-up mark (before the span into the gRPC context, which
-     * leaves warm-up calls out), budget, admission, the span's tags, fault injection, in-flight counting.
+     * Server, outermost first: {@link ServerStack.Layer}'s order, with net.devh's metrics and tracing
+     * right inside admin authorization (a refused admin call costs nothing more).
      */
     @Test
     void serverInterceptorsRunInTheOrderTheDesignRequires() throws Exception {
@@ -92,27 +93,25 @@ class GrpcopsInterceptorOrderTests {
                 "globalObservationGrpcServerInterceptorConfigurer");
         assertThat(metrics).isEqualTo(InterceptorOrder.ORDER_TRACING_METRICS);
 
-        List<Integer> outermostFirst = List.of(
-                GrpcopsInterceptorOrder.ADMIN_AUTHORIZATION,
-                metrics,
-                tracing,
-                GrpcopsInterceptorOrder.WARM_UP,
-                GrpcopsInterceptorOrder.TRACE_CONTEXT,
-                GrpcopsInterceptorOrder.BUDGET,
-                GrpcopsInterceptorOrder.ADMISSION,
-                GrpcopsInterceptorOrder.TRACE_TAGS,
-                GrpcopsInterceptorOrder.FAULTS,
-                GrpcopsInterceptorOrder.IN_FLIGHT);
+        List<Integer> outermostFirst = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (ServerStack.Layer layer : ServerStack.Layer.values()) {
+            outermostFirst.add(GrpcopsInterceptorOrder.of(layer));
+            names.add(layer.name());
+            if (layer == ServerStack.Layer.ADMIN_AUTHORIZATION) {
+                outermostFirst.addAll(List.of(metrics, tracing));
+                names.addAll(List.of("metrics", "tracing"));
+            }
+        }
         assertThat(outermostFirst)
-                .as("ADMIN_AUTHORIZATION, metrics, tracing, WARM_UP, TRACE_CONTEXT, BUDGET, ADMISSION, TRACE_TAGS,"
-                        + " FAULTS, IN_FLIGHT")
+                .as(String.join(", ", names))
                 .isSortedAccordingTo(Integer::compare)
                 .doesNotHaveDuplicates();
     }
 
     /**
-     * Client, outermost first: net.devh's metrics and tracing, attempt marking, budget, caller
-     * forwarding, the attempt's span (it reads the deadline and attempt number the others set).
+     * Client, outermost first: net.devh's metrics and tracing, then {@link ChannelStack.Layer}'s
+     * order; the last two are on each channel's builder, inside every global interceptor.
      */
     @Test
     void clientInterceptorsRunInTheOrderTheDesignRequires() throws Exception {
@@ -123,16 +122,15 @@ class GrpcopsInterceptorOrderTests {
                 "net.devh.boot.grpc.client.autoconfigure.GrpcClientMicrometerTraceAutoConfiguration",
                 "globalObservationClientInterceptorConfigurer");
 
-        List<Integer> outermostFirst = List.of(
-                metrics,
-                tracing,
-                GrpcopsInterceptorOrder.RETRY_ATTEMPTS,
-                GrpcopsInterceptorOrder.BUDGET_CLIENT,
-                GrpcopsInterceptorOrder.CALLER_FORWARDING,
-                GrpcopsInterceptorOrder.TRACE_ATTEMPT_TAGS);
-        assertThat(outermostFirst)
-                .as("metrics, tracing, RETRY_ATTEMPTS, BUDGET_CLIENT, CALLER_FORWARDING, TRACE_ATTEMPT_TAGS")
-                .isSortedAccordingTo(Integer::compare)
+        List<Integer> outermostFirst = new ArrayList<>(List.of(metrics, tracing));
+        List<String> names = new ArrayList<>(List.of("metrics", "tracing"));
+        for (ChannelStack.Layer layer : ChannelStack.Layer.values()) {
+            outermostFirst.add(GrpcopsInterceptorOrder.of(layer));
+            names.add(layer.name());
+        }
+        assertThat(outermostFirst).as(String.join(", ", names)).isSortedAccordingTo(Integer::compare);
+        assertThat(outermostFirst.subList(0, outermostFirst.size() - 2))
+                .as("the global ones")
                 .doesNotHaveDuplicates();
     }
 

@@ -1,0 +1,166 @@
+package dev.grpcops;
+
+import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.client.CancellationBudget;
+import dev.grpcops.client.ReadinessGate;
+import dev.grpcops.client.ServiceConfigs;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.retry.Retry;
+import dev.grpcops.tracing.GrpcTracing;
+import io.grpc.ClientInterceptor;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The library's client features as one stack for every channel a service makes, applied in the one
+ * order they work in ({@link Layer}), each optional, with the channel's default service config
+ * (balancing, outlier detection, health checking): the entry for plain grpc-java. The Spring Boot
+ * starter places its interceptors in the same order.
+ *
+ * <pre>{@code
+ * ChannelStack stack = ChannelStack.builder()
+ *         .retryAttempts()
+ *         .budget(budget)
+ *         .callerForwarding()
+ *         .readiness(Duration.ofSeconds(5))
+ *         .cancellations(CancellationBudget::builder)
+ *         .serviceConfig(ServiceConfigs.builder().healthCheck("chain.v1.Stock").build())
+ *         .build();
+ * ManagedChannel stock = stack.channel(NettyChannelBuilder.forTarget("list:///10.0.0.1:50061,10.0.0.2:50061").usePlaintext());
+ * }</pre>
+ */
+public final class ChannelStack {
+
+    /** The layers, outermost first: a call meets them in this order on its way to the wire. */
+    public enum Layer {
+        /** Names the target of each attempt and marks extra attempts ({@link Retry}). */
+        RETRY_ATTEMPTS,
+        /** Hands each downstream call the remaining budget less the reserve, or does not send it. */
+        BUDGET,
+        /** Forwards the served call's caller and criticality. */
+        CALLER_FORWARDING,
+        /** Each attempt's span, with the deadline handed down and its number. */
+        TRACE_ATTEMPT,
+        /** Lets calls made before the channel's first replica is ready wait for one, for a while. */
+        READINESS,
+        /** Sends cancellations within the connection's budget, the rest as it refills. */
+        CANCELLATIONS
+    }
+
+    private final Map<Layer, Supplier<? extends ClientInterceptor>> layers;
+    private final Map<String, ?> serviceConfig;
+
+    private ChannelStack(Builder builder) {
+        this.layers = Collections.unmodifiableMap(new EnumMap<>(builder.layers));
+        this.serviceConfig = builder.serviceConfig;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The layers this stack has, outermost first. */
+    public Set<Layer> layers() {
+        return layers.keySet();
+    }
+
+    /**
+     * {@code builder}'s channel behind every layer of this stack, with the stack's service config
+     * as its default; each channel gets its own readiness gate and cancellation budget.
+     */
+    public ManagedChannel channel(ManagedChannelBuilder<?> builder) {
+        List<ClientInterceptor> outermostFirst = new ArrayList<>(layers.size());
+        layers.values().forEach(layer -> outermostFirst.add(layer.get()));
+        // ManagedChannelBuilder runs the interceptor added last first.
+        Collections.reverse(outermostFirst);
+        builder.intercept(outermostFirst);
+        if (serviceConfig != null) {
+            builder.defaultServiceConfig(serviceConfig);
+        }
+        ManagedChannel channel = builder.build();
+        for (ClientInterceptor interceptor : outermostFirst) {
+            if (interceptor instanceof ReadinessGate gate) {
+                gate.follow(channel);
+            }
+        }
+        return channel;
+    }
+
+    /** Each feature is left out unless given. */
+    public static final class Builder {
+
+        private final EnumMap<Layer, Supplier<? extends ClientInterceptor>> layers = new EnumMap<>(Layer.class);
+        private Map<String, ?> serviceConfig;
+
+        private Builder() {}
+
+        /** Names each attempt's target and marks retries and hedges, for {@link Retry}'s calls. */
+        public Builder retryAttempts() {
+            ClientInterceptor attempts = Retry.clientInterceptor();
+            return layer(Layer.RETRY_ATTEMPTS, () -> attempts);
+        }
+
+        /** Each downstream call gets the served call's remaining budget less the reserve. */
+        public Builder budget(BudgetInterceptors budget) {
+            ClientInterceptor client = budget.client();
+            return layer(Layer.BUDGET, () -> client);
+        }
+
+        /** The served call's caller and criticality go along with each downstream call. */
+        public Builder callerForwarding() {
+            ClientInterceptor forwarding = AdmissionInterceptors.callerForwarding();
+            return layer(Layer.CALLER_FORWARDING, () -> forwarding);
+        }
+
+        /** A span per attempt, and the trace context sent downstream. */
+        public Builder tracing(GrpcTracing tracing) {
+            ClientInterceptor attempts = tracing.attempts();
+            return layer(Layer.TRACE_ATTEMPT, () -> attempts);
+        }
+
+        /**
+         * Calls made within {@code window} of the channel's making, before any replica is ready,
+         * wait for one instead of failing {@code UNAVAILABLE} (see {@link ReadinessGate}).
+         */
+        public Builder readiness(Duration window) {
+            if (window.isNegative() || window.isZero()) {
+                throw new IllegalArgumentException("readiness window must be positive, was " + window);
+            }
+            return layer(Layer.READINESS, () -> new ReadinessGate(window));
+        }
+
+        /**
+         * Cancellations within a budget per channel, so that one caller's cancellations cannot make
+         * the server close the shared connection: {@code CancellationBudget::builder} for the
+         * defaults, or a supplier of a configured builder.
+         */
+        public Builder cancellations(Supplier<CancellationBudget.Builder> budget) {
+            Objects.requireNonNull(budget, "budget");
+            return layer(Layer.CANCELLATIONS, () -> budget.get().build());
+        }
+
+        /** The channels' default service config ({@link ServiceConfigs}); grpc-java's own if not given. */
+        public Builder serviceConfig(Map<String, ?> serviceConfig) {
+            this.serviceConfig = Objects.requireNonNull(serviceConfig, "serviceConfig");
+            return this;
+        }
+
+        public ChannelStack build() {
+            return new ChannelStack(this);
+        }
+
+        private Builder layer(Layer layer, Supplier<? extends ClientInterceptor> interceptor) {
+            layers.put(layer, interceptor);
+            return this;
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package dev.grpcops;
+
+import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.drain.InFlightCalls;
+import dev.grpcops.fault.FaultInjection;
+import dev.grpcops.guard.MalformedRequests;
+import dev.grpcops.tracing.GrpcTracing;
+import dev.grpcops.warmup.WarmUp;
+import io.grpc.BindableService;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.BiConsumer;
+
+/**
+ * The library's server features as one stack, applied in the one order they work in ({@link
+ * Layer}), each optional: the entry for plain grpc-java. The Spring Boot starter places its
+ * interceptors in the same order.
+ *
+ * <pre>{@code
+ * ServerStack stack = ServerStack.builder()
+ *         .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods())).token(token).build())
+ *         .warmUp()
+ *         .budget(BudgetInterceptors.builder(rules).build())
+ *         .admission(AdmissionInterceptors.server(admission).callsDownstream(rules))
+ *         .faults(faults)
+ *         .inFlight(inFlight)
+ *         .build();
+ * Server server = ServerBuilder.forPort(50061)
+ *         .addService(stack.intercept(new StockService()))
+ *         .addService(stack.intercept(faults.adminService()))
+ *         .build();
+ * }</pre>
+ *
+ * <p>Every service served through {@link #intercept} also has its requests parsed where a malformed
+ * one can be answered {@code INVALID_ARGUMENT} ({@link MalformedRequests}), unless {@link
+ * Builder#malformedRequests} says otherwise.
+ */
+public final class ServerStack {
+
+    /** The layers, outermost first: a call meets them in this order on its way to the handler. */
+    public enum Layer {
+        /** Refuses admin calls without the admin token before anything else costs them a thing. */
+        ADMIN_AUTHORIZATION,
+        /** Marks this process's own warm-up calls, before anything that leaves them out looks. */
+        WARM_UP,
+        /** The served call's span, in the call's gRPC context for every layer inside. */
+        TRACE_CONTEXT,
+        /** Gives every call its budget on arrival, so that admission holds its wait to that budget. */
+        BUDGET,
+        /** Admits every call before any layer inside it or the handler runs. */
+        ADMISSION,
+        /** Once admitted: the budget, level and admission wait onto the call's span. */
+        TRACE_TAGS,
+        /** Injected faults, inside admission, so that a held answer keeps its seat. */
+        FAULTS,
+        /** Counts the calls being served, so that a stopping server waits for them. */
+        IN_FLIGHT
+    }
+
+    private final Map<Layer, ServerInterceptor> layers;
+    /** Outermost last: {@link ServerInterceptors#intercept} runs the last one first. */
+    private final List<ServerInterceptor> innermostFirst;
+
+    private final BiConsumer<String, RuntimeException> onMalformed;
+    private final boolean guard;
+
+    private ServerStack(Builder builder) {
+        this.layers = Collections.unmodifiableMap(new EnumMap<>(builder.layers));
+        List<ServerInterceptor> reversed = new ArrayList<>(layers.values());
+        Collections.reverse(reversed);
+        this.innermostFirst = List.copyOf(reversed);
+        this.onMalformed = builder.onMalformed;
+        this.guard = builder.guard;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The layers this stack has, outermost first. */
+    public Set<Layer> layers() {
+        return layers.keySet();
+    }
+
+    /** The interceptors, outermost first, for servers that take a list (the order is the contract). */
+    public List<ServerInterceptor> interceptors() {
+        return List.copyOf(layers.values());
+    }
+
+    /** {@code service} behind every layer of this stack. */
+    public ServerServiceDefinition intercept(BindableService service) {
+        return intercept(service.bindService());
+    }
+
+    /** {@code service} behind every layer of this stack. */
+    public ServerServiceDefinition intercept(ServerServiceDefinition service) {
+        ServerServiceDefinition served = guard ? MalformedRequests.guard(service, onMalformed) : service;
+        return ServerInterceptors.intercept(served, innermostFirst);
+    }
+
+    /** Each feature is left out unless given. */
+    public static final class Builder {
+
+        private final EnumMap<Layer, ServerInterceptor> layers = new EnumMap<>(Layer.class);
+        private BiConsumer<String, RuntimeException> onMalformed = (method, failure) -> {};
+        private boolean guard = true;
+
+        private Builder() {}
+
+        /** Admin methods only with the admin token: {@code AdminAuthorization.builder(..).build()}. */
+        public Builder adminAuthorization(ServerInterceptor adminAuthorization) {
+            return layer(Layer.ADMIN_AUTHORIZATION, adminAuthorization);
+        }
+
+        /** Marks this process's own warm-up calls ({@link WarmUp#run}) as such. */
+        public Builder warmUp() {
+            return layer(Layer.WARM_UP, WarmUp.serverInterceptor());
+        }
+
+        /** A span per served call, with the budget, level and wait on it once admitted. */
+        public Builder tracing(GrpcTracing tracing) {
+            layer(Layer.TRACE_CONTEXT, tracing.servedCalls());
+            return layer(Layer.TRACE_TAGS, tracing.servedCallTags());
+        }
+
+        /** Every call's budget, from its deadline or the default. */
+        public Builder budget(BudgetInterceptors budget) {
+            return layer(Layer.BUDGET, budget.server());
+        }
+
+        /** Fair admission by caller and priority level. */
+        public Builder admission(AdmissionInterceptors.ServerBuilder admission) {
+            return layer(Layer.ADMISSION, admission.build());
+        }
+
+        /** Faults injected on demand (none until set). */
+        public Builder faults(FaultInjection faults) {
+            return layer(Layer.FAULTS, faults.interceptor());
+        }
+
+        /** Counts the calls being served, for {@link dev.grpcops.drain.DrainBeforeStop}. */
+        public Builder inFlight(InFlightCalls inFlight) {
+            return layer(Layer.IN_FLIGHT, inFlight);
+        }
+
+        /**
+         * Told the full method name and the parse failure of each malformed request (for a metric
+         * or a rate-limited log line); runs on the call's thread and must not block. Nothing by
+         * default; the caller gets {@code INVALID_ARGUMENT} either way.
+         */
+        public Builder malformedRequests(BiConsumer<String, RuntimeException> onMalformed) {
+            this.onMalformed = Objects.requireNonNull(onMalformed, "onMalformed");
+            this.guard = true;
+            return this;
+        }
+
+        /** Leaves requests to grpc-java's own parsing (a malformed one fails the call {@code INTERNAL}). */
+        public Builder withoutMalformedRequestGuard() {
+            this.guard = false;
+            return this;
+        }
+
+        public ServerStack build() {
+            return new ServerStack(this);
+        }
+
+        private Builder layer(Layer layer, ServerInterceptor interceptor) {
+            layers.put(layer, Objects.requireNonNull(interceptor, layer.name()));
+            return this;
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package dev.grpcops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.client.CancellationBudget;
+import dev.grpcops.client.ServiceConfigs;
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
+import dev.grpcops.proto.whoami.v1.WhoReply;
+import dev.grpcops.proto.whoami.v1.WhoRequest;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The channel entry: every layer in {@link ChannelStack.Layer}'s order, per channel where it must be. */
+@Timeout(30)
+class ChannelStackTests {
+
+    private final BudgetInterceptors budget =
+            BudgetInterceptors.builder(BudgetRules.DEFAULTS).build();
+    /** The deadline each served call arrived with, in milliseconds left (-1: none). */
+    private final List<Long> deadlinesSeen = new ArrayList<>();
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable closeable : closeables) {
+            closeable.close();
+        }
+    }
+
+    @Test
+    void theLayersComeOutermostFirstWhateverOrderTheyAreGivenIn() {
+        ChannelStack stack = ChannelStack.builder()
+                .cancellations(CancellationBudget::builder)
+                .readiness(Duration.ofSeconds(5))
+                .callerForwarding()
+                .budget(budget)
+                .retryAttempts()
+                .build();
+
+        assertThat(stack.layers())
+                .containsExactly(
+                        ChannelStack.Layer.RETRY_ATTEMPTS,
+                        ChannelStack.Layer.BUDGET,
+                        ChannelStack.Layer.CALLER_FORWARDING,
+                        ChannelStack.Layer.READINESS,
+                        ChannelStack.Layer.CANCELLATIONS);
+    }
+
+    @Test
+    void aCallMadeWhileServingLeavesWithTheBudgetLessTheReserve() throws Exception {
+        String name = serve();
+        ManagedChannel channel = channel(everyFeature(), name);
+        Budget served = Budget.arrived(Deadline.after(2, TimeUnit.SECONDS), BudgetRules.DEFAULTS);
+
+        Context previous = served.attachTo(Context.current()).attach();
+        try {
+            WhoAmIGrpc.newBlockingStub(channel).who(WhoRequest.getDefaultInstance());
+        } finally {
+            Context.current().detach(previous);
+        }
+
+        assertThat(deadlinesSeen).hasSize(1);
+        assertThat(deadlinesSeen.get(0))
+                .as("ms left on arrival: at most 2 s less the reserve (%s)", BudgetRules.DEFAULTS.reserve())
+                .isPositive()
+                .isLessThanOrEqualTo(2000 - BudgetRules.DEFAULTS.reserve().toMillis());
+    }
+
+    @Test
+    void aChannelsFirstCallsWaitForItsFirstReplicaWithinTheReadinessWindow() throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        ManagedChannel waiting = channel(everyFeature(), name);
+        ManagedChannel failing = channel(ChannelStack.builder().build(), name);
+
+        ListenableFuture<WhoReply> early = WhoAmIGrpc.newFutureStub(waiting)
+                .withDeadlineAfter(20, TimeUnit.SECONDS)
+                .who(WhoRequest.getDefaultInstance());
+        assertThatThrownBy(() -> WhoAmIGrpc.newBlockingStub(failing).who(WhoRequest.getDefaultInstance()))
+                .as("without the readiness layer, no replica yet fails the call")
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+        serve(name);
+
+        assertThat(early.get(10, TimeUnit.SECONDS).getPod()).isEqualTo("p");
+    }
+
+    private ChannelStack everyFeature() {
+        return ChannelStack.builder()
+                .retryAttempts()
+                .budget(budget)
+                .callerForwarding()
+                .readiness(Duration.ofSeconds(20))
+                .cancellations(CancellationBudget::builder)
+                .serviceConfig(ServiceConfigs.roundRobin())
+                .build();
+    }
+
+    private ManagedChannel channel(ChannelStack stack, String name) {
+        ManagedChannel channel = stack.channel(InProcessChannelBuilder.forName(name));
+        closeables.add(0, () -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        return channel;
+    }
+
+    private String serve() throws Exception {
+        return serve(InProcessServerBuilder.generateName());
+    }
+
+    private String serve(String name) throws Exception {
+        Server server = InProcessServerBuilder.forName(name)
+                .addService(new WhoAmIGrpc.WhoAmIImplBase() {
+                    @Override
+                    public void who(WhoRequest request, StreamObserver<WhoReply> reply) {
+                        Deadline deadline = Context.current().getDeadline();
+                        synchronized (deadlinesSeen) {
+                            deadlinesSeen.add(deadline == null ? -1 : deadline.timeRemaining(TimeUnit.MILLISECONDS));
+                        }
+                        reply.onNext(WhoReply.newBuilder().setPod("p").build());
+                        reply.onCompleted();
+                    }
+                })
+                .build()
+                .start();
+        closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        return name;
+    }
+}

@@ -1,0 +1,205 @@
+package dev.grpcops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.grpcops.admin.AdminAuthorization;
+import dev.grpcops.admin.AdminMethods;
+import dev.grpcops.admission.Admission;
+import dev.grpcops.admission.AdmissionConfig;
+import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.drain.InFlightCalls;
+import dev.grpcops.fault.FaultInjection;
+import dev.grpcops.fault.Faults;
+import dev.grpcops.proto.whoami.v1.DrainReply;
+import dev.grpcops.proto.whoami.v1.DrainRequest;
+import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
+import dev.grpcops.proto.whoami.v1.WhoReply;
+import dev.grpcops.proto.whoami.v1.WhoRequest;
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The server entry: every layer in {@link ServerStack.Layer}'s order, as a call meets them. */
+@Timeout(30)
+class ServerStackTests {
+
+    private static final String TOKEN = "server-stack-test-admin-token";
+
+    private final InFlightCalls inFlight = new InFlightCalls(Set.of());
+    private final FaultInjection faults = FaultInjection.builder().build();
+    /** What the handler saw of the layers outside it, one line per served call. */
+    private final List<String> seenByHandler = new ArrayList<>();
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable closeable : closeables) {
+            closeable.close();
+        }
+    }
+
+    @Test
+    void theLayersComeOutermostFirstWhateverOrderTheyAreGivenIn() {
+        var adminAuthorization = admin();
+        ServerStack stack = ServerStack.builder()
+                .inFlight(inFlight)
+                .faults(faults)
+                .admission(admission())
+                .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS).build())
+                .warmUp()
+                .adminAuthorization(adminAuthorization)
+                .build();
+
+        assertThat(stack.layers())
+                .containsExactly(
+                        ServerStack.Layer.ADMIN_AUTHORIZATION,
+                        ServerStack.Layer.WARM_UP,
+                        ServerStack.Layer.BUDGET,
+                        ServerStack.Layer.ADMISSION,
+                        ServerStack.Layer.FAULTS,
+                        ServerStack.Layer.IN_FLIGHT);
+        assertThat(stack.interceptors()).first().isSameAs(adminAuthorization);
+        assertThat(stack.interceptors()).last().isSameAs(inFlight);
+    }
+
+    @Test
+    void aStackWithoutFeaturesServesCallsUntouched() throws Exception {
+        ManagedChannel channel = serve(ServerStack.builder().build());
+
+        WhoReply reply = WhoAmIGrpc.newBlockingStub(channel).who(WhoRequest.getDefaultInstance());
+
+        assertThat(reply.getPod()).isEqualTo("p");
+        assertThat(seenByHandler).containsExactly("budget=false in-flight=0");
+    }
+
+    @Test
+    void theHandlerRunsInsideTheBudgetAndIsCountedInFlight() throws Exception {
+        ManagedChannel channel = serve(everyFeature());
+
+        WhoAmIGrpc.newBlockingStub(channel).who(WhoRequest.getDefaultInstance());
+
+        assertThat(seenByHandler).containsExactly("budget=true in-flight=1");
+        assertThat(inFlight.count()).isZero();
+    }
+
+    @Test
+    void anAdminCallWithoutTheTokenIsRefusedBeforeAnyFaultIsInjected() throws Exception {
+        faults.set(Faults.builder()
+                .errorRatio(1.0)
+                .errorCode(Status.Code.UNAVAILABLE)
+                .build());
+        ManagedChannel channel = serve(everyFeature());
+
+        assertThatThrownBy(() -> WhoAmIGrpc.newBlockingStub(channel).drain(DrainRequest.getDefaultInstance()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
+        assertThatThrownBy(() -> WhoAmIGrpc.newBlockingStub(channel).who(WhoRequest.getDefaultInstance()))
+                .as("a normal call meets the fault")
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+        assertThat(seenByHandler).isEmpty();
+    }
+
+    @Test
+    void aMalformedRequestIsAnsweredInvalidArgumentAndTheServiceKeepsServing() throws Exception {
+        ManagedChannel channel = serve(everyFeature());
+        MethodDescriptor<InputStream, WhoReply> raw = WhoAmIGrpc.getWhoMethod().toBuilder(
+                        new MethodDescriptor.Marshaller<InputStream>() {
+                            @Override
+                            public InputStream stream(InputStream value) {
+                                return value;
+                            }
+
+                            @Override
+                            public InputStream parse(InputStream stream) {
+                                return stream;
+                            }
+                        },
+                        WhoAmIGrpc.getWhoMethod().getResponseMarshaller())
+                .build();
+
+        assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(
+                        channel, raw, CallOptions.DEFAULT, new ByteArrayInputStream(new byte[] {(byte) 0xff, 1, 2})))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+        assertThat(WhoAmIGrpc.newBlockingStub(channel)
+                        .who(WhoRequest.getDefaultInstance())
+                        .getPod())
+                .isEqualTo("p");
+    }
+
+    private ServerStack everyFeature() {
+        return ServerStack.builder()
+                .adminAuthorization(admin())
+                .warmUp()
+                .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS).build())
+                .admission(admission())
+                .faults(faults)
+                .inFlight(inFlight)
+                .build();
+    }
+
+    private static io.grpc.ServerInterceptor admin() {
+        return AdminAuthorization.builder(
+                        List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod(), WhoAmIGrpc.getResumeMethod())))
+                .token(TOKEN)
+                .build();
+    }
+
+    private static AdmissionInterceptors.ServerBuilder admission() {
+        return AdmissionInterceptors.server(
+                Admission.builder(AdmissionConfig.builder().build()).build());
+    }
+
+    private ManagedChannel serve(ServerStack stack) throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        Server server = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(stack.intercept(new WhoAmIGrpc.WhoAmIImplBase() {
+                    @Override
+                    public void who(WhoRequest request, StreamObserver<WhoReply> reply) {
+                        seenByHandler.add("budget=" + Budget.current().isPresent() + " in-flight=" + inFlight.count());
+                        reply.onNext(WhoReply.newBuilder().setPod("p").build());
+                        reply.onCompleted();
+                    }
+
+                    @Override
+                    public void drain(DrainRequest request, StreamObserver<DrainReply> reply) {
+                        seenByHandler.add("drain");
+                        reply.onNext(DrainReply.getDefaultInstance());
+                        reply.onCompleted();
+                    }
+                }))
+                .build()
+                .start();
+        closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        ManagedChannel channel =
+                InProcessChannelBuilder.forName(name).directExecutor().build();
+        closeables.add(0, () -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        return channel;
+    }
+}
