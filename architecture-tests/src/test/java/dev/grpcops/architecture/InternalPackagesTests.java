@@ -66,14 +66,16 @@ class InternalPackagesTests {
     }
 
     /** Every module of the reactor with compiled classes (this one's own rules aside), examples included. */
-    private static List<Path> modules() throws IOException {
+    static List<Path> modules() throws IOException {
         List<Path> candidates = new ArrayList<>();
         try (Stream<Path> dirs = Files.list(ROOT)) {
             dirs.forEach(candidates::add);
         }
-        if (Files.isDirectory(ROOT.resolve("examples"))) {
-            try (Stream<Path> examples = Files.list(ROOT.resolve("examples"))) {
-                examples.forEach(candidates::add);
+        for (String nested : List.of("examples", "proto")) {
+            if (Files.isDirectory(ROOT.resolve(nested))) {
+                try (Stream<Path> modules = Files.list(ROOT.resolve(nested))) {
+                    modules.forEach(candidates::add);
+                }
             }
         }
         return candidates.stream()
