@@ -84,15 +84,35 @@ abstract class BalancerProvider extends LoadBalancerProvider {
             if (ejection != null && !(ejection instanceof Map<?, ?>)) {
                 throw new IllegalArgumentException("outlierDetection must be an object, got " + ejection);
             }
+            int compareAllUpTo = compareAllUpTo(raw);
+            Duration slowStart = duration(raw, "slowStart", PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+            if (slowStart.isNegative()) {
+                throw new IllegalArgumentException("slowStart must not be negative, got " + raw.get("slowStart"));
+            }
             return NameResolver.ConfigOrError.fromConfig(new PeakEwmaLoadBalancer.Config(
                     decay.toNanos(),
                     penalty.toNanos(),
-                    ejection == null ? null : outlierDetection((Map<?, ?>) ejection)));
+                    ejection == null ? null : outlierDetection((Map<?, ?>) ejection),
+                    compareAllUpTo,
+                    slowStart.toNanos()));
         } catch (RuntimeException e) {
             return NameResolver.ConfigOrError.fromError(Status.INVALID_ARGUMENT
                     .withDescription(policyName + ": " + e.getMessage())
                     .withCause(e));
         }
+    }
+
+    private static int compareAllUpTo(Map<?, ?> raw) {
+        Object value = raw == null ? null : raw.get("compareAllUpTo");
+        if (value == null) {
+            return PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO;
+        }
+        if (!(value instanceof Number number)
+                || number.doubleValue() < 0
+                || number.doubleValue() != Math.rint(number.doubleValue())) {
+            throw new IllegalArgumentException("compareAllUpTo must be a whole number, 0 or more, got " + value);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, number.longValue());
     }
 
     private static OutlierDetection outlierDetection(Map<?, ?> raw) {

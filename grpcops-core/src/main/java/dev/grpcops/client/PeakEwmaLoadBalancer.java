@@ -24,14 +24,31 @@ import java.util.random.RandomGenerator;
  * The balancer behind {@link PeakEwmaLoadBalancerProvider} (and, picking in turn, behind
  * {@link RoundRobinLoadBalancerProvider}): one pick_first child per replica, and a picker over the
  * ready replicas that are not ejected. Peak-EWMA draws two of them at random and takes the one with
- * the lower cost = peak-EWMA latency × (outstanding + 1). Every call's latency and {@link CallOutcome}
+ * the lower cost = peak-EWMA latency × (outstanding + 1); with few replicas ({@code compareAllUpTo})
+ * it also looks at every one, and takes the cheapest when both drawn cost more than {@value
+ * #FULL_VIEW_VETO} times as much. Every call's latency and {@link CallOutcome}
  * feed its replica when the call ends, from the stream's tracer: the cost, and the counts that
  * {@link OutlierDetection} judges once an interval in the synchronization context.
  */
 final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
     /** The parsed policy config; times in nanoseconds; {@code ejection} null for none. */
-    record Config(long decayNanos, long failurePenaltyNanos, OutlierDetection ejection) {}
+    record Config(
+            long decayNanos,
+            long failurePenaltyNanos,
+            OutlierDetection ejection,
+            int compareAllUpTo,
+            long slowStartNanos) {}
+
+    /** What a replica that has just become ready weighs at first against its peers in slow start (Envoy's 10 %). */
+    static final double SLOW_START_MIN_WEIGHT = 0.1;
+
+    /**
+     * How much costlier than the cheapest replica in the pick a power-of-two winner may be before the
+     * cheapest is taken instead (while every replica is compared): twice, so that replicas of about
+     * the same cost still share the calls, and one clearly better is never passed over for two worse.
+     */
+    static final double FULL_VIEW_VETO = 2.0;
 
     /** A replica's cost before it has answered, when no other replica has either. */
     static final long INITIAL_COST_NANOS = 5_000_000L;
@@ -46,7 +63,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     private volatile Config config = new Config(
             PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.toNanos(),
             PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY.toNanos(),
-            null);
+            null,
+            PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO,
+            PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START.toNanos());
     private SubchannelPicker currentPicker;
     private SynchronizationContext.ScheduledHandle judging;
 
@@ -202,6 +221,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         volatile Ejection ejection = new Ejection();
         /** Whether it has been READY since it was made (the synchronization context only). */
         private boolean everReady;
+        /** When it last became READY: its slow start runs from there. */
+        private volatile long readySince;
 
         Replica(Object key) {
             super(key, pickFirstLbProvider);
@@ -217,7 +238,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                         // Its cost starts again, at its peers': a replica back from a restart or a health
                         // flap is not credited with the time it was away (decayed to nothing, it would
                         // win every pick while cold), nor blamed for what it was before.
-                        latency.reset(initialCost(Replica.this), nanoClock.getAsLong());
+                        long now = nanoClock.getAsLong();
+                        latency.reset(initialCost(Replica.this), now);
+                        readySince = now;
                         everReady = true;
                     }
                     super.updateBalancingState(newState, newPicker);
@@ -234,9 +257,18 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return latency.cost(now, config.decayNanos());
         }
 
-        /** What a pick weighs: latency cost × (calls outstanding + 1). */
+        /**
+         * What a pick weighs: latency cost × (calls outstanding + 1), divided, during its slow start,
+         * by its weight: from {@value #SLOW_START_MIN_WEIGHT} when it became ready up to 1 over the
+         * slow-start window, so that a JIT-cold replica's share of the calls ramps up.
+         */
         double load(long now) {
-            return cost(now) * (outstanding.get() + 1);
+            double load = cost(now) * (outstanding.get() + 1);
+            long window = config.slowStartNanos();
+            long ready = now - readySince;
+            return window <= 0 || ready >= window
+                    ? load
+                    : load / Math.max(SLOW_START_MIN_WEIGHT, Math.max(0, ready) / (double) window);
         }
 
         int outstanding() {
@@ -378,7 +410,33 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             long now = nanoClock.getAsLong();
             double loadA = ready[a].load(now);
             double loadB = ready[b].load(now);
-            return loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
+            int winner = loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
+            if (candidates <= config.compareAllUpTo()) {
+                // Two of three replicas slow: both drawn are slow a third of the time, and then
+                // power of two choices takes a slow one. With few replicas every one is looked at.
+                int cheapest = cheapest(excluded, now);
+                if (Math.min(loadA, loadB) > FULL_VIEW_VETO * ready[cheapest].load(now)) {
+                    return cheapest;
+                }
+            }
+            return winner;
+        }
+
+        /** The index of the replica with the lowest load, {@code excluded} left out. */
+        private int cheapest(int excluded, long now) {
+            int cheapest = -1;
+            double lowest = Double.MAX_VALUE;
+            for (int i = 0; i < ready.length; i++) {
+                if (i == excluded) {
+                    continue;
+                }
+                double load = ready[i].load(now);
+                if (load < lowest) {
+                    lowest = load;
+                    cheapest = i;
+                }
+            }
+            return cheapest;
         }
 
         private static ClientStreamTracer.Factory chained(

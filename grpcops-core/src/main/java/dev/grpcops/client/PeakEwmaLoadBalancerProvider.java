@@ -17,9 +17,20 @@ import java.util.random.RandomGenerator;
  * {@code round_robin} ({@code healthCheckConfig}). Registered with gRPC's default registry
  * (META-INF/services).
  *
- * <p>Config: {@code {"decay": "10s", "failurePenalty": "1s", "outlierDetection": {...}}}, each
- * optional: how fast a replica's cost forgets a slow answer (a time constant), what a fast failure
- * counts as, and ejection (none when absent). {@link ServiceConfigs} builds it.
+ * <p>With at most {@code compareAllUpTo} replicas in the pick, every one is compared as well, and
+ * the cheapest is taken when both drawn cost more than twice as much: with two of three replicas
+ * slow, power of two choices alone sends a third of the calls to a slow one, since both drawn are
+ * slow that often (Linkerd and Envoy stop at two); replicas of about the same cost still share the
+ * calls.
+ *
+ * <p>A replica that becomes ready (new, or back from a restart or a health flap) gets its share
+ * slowly: its cost is divided by a weight that ramps from 10 % to 100 % over {@code slowStart} (as
+ * Envoy's {@code slow_start_config}); with a single replica it makes no difference.
+ *
+ * <p>Config: {@code {"decay": "10s", "failurePenalty": "1s", "compareAllUpTo": 8, "slowStart": "10s",
+ * "outlierDetection": {...}}}, each optional: how fast a replica's cost forgets a slow answer (a time
+ * constant), what a fast failure counts as, up to how many replicas every one is compared (0: never),
+ * the slow-start window (0: none), and ejection (none when absent). {@link ServiceConfigs} builds it.
  */
 public final class PeakEwmaLoadBalancerProvider extends BalancerProvider {
 
@@ -29,6 +40,16 @@ public final class PeakEwmaLoadBalancerProvider extends BalancerProvider {
     public static final Duration DEFAULT_DECAY = Duration.ofSeconds(10);
     /** A fast failure costs as much as a second-long answer. */
     public static final Duration DEFAULT_FAILURE_PENALTY = Duration.ofSeconds(1);
+    /**
+     * Up to 8 replicas in the pick, every one is compared too: a few loads more per pick, and with
+     * two of three replicas slow no call goes to a slow one because both drawn were slow.
+     */
+    public static final int DEFAULT_COMPARE_ALL_UP_TO = 8;
+    /**
+     * A replica that becomes ready (new, or back from a restart or a health flap) weighs 10 % of
+     * its peers at first, and its full weight after 10 s: the first seconds of a JIT-cold JVM.
+     */
+    public static final Duration DEFAULT_SLOW_START = Duration.ofSeconds(10);
 
     /** The provider gRPC's registry loads. */
     public PeakEwmaLoadBalancerProvider() {

@@ -56,6 +56,8 @@ public final class ServiceConfigs {
         private Balancing balancing = Balancing.PEAK_EWMA;
         private Duration decay = PeakEwmaLoadBalancerProvider.DEFAULT_DECAY;
         private Duration failurePenalty = PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY;
+        private int compareAllUpTo = PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO;
+        private Duration slowStart = PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START;
         private OutlierDetection outlierDetection = OutlierDetection.DEFAULTS;
         private String healthCheckedService;
 
@@ -78,6 +80,30 @@ public final class ServiceConfigs {
             return this;
         }
 
+        /**
+         * Peak-EWMA: up to how many replicas in the pick every one is compared, besides the two drawn
+         * (0: never); {@value PeakEwmaLoadBalancerProvider#DEFAULT_COMPARE_ALL_UP_TO} by default.
+         */
+        public Builder compareAllUpTo(int compareAllUpTo) {
+            if (compareAllUpTo < 0) {
+                throw new IllegalArgumentException("compareAllUpTo must not be negative, got " + compareAllUpTo);
+            }
+            this.compareAllUpTo = compareAllUpTo;
+            return this;
+        }
+
+        /**
+         * Peak-EWMA: over how long a replica that becomes ready ramps up from 10 % of its peers'
+         * weight to all of it (zero: at once); 10 s by default.
+         */
+        public Builder slowStart(Duration slowStart) {
+            if (slowStart.isNegative()) {
+                throw new IllegalArgumentException("slowStart must not be negative, got " + slowStart);
+            }
+            this.slowStart = slowStart;
+            return this;
+        }
+
         /** Ejection of replicas that fail far more than their peers; null for none. */
         public Builder outlierDetection(OutlierDetection outlierDetection) {
             this.outlierDetection = outlierDetection;
@@ -94,6 +120,8 @@ public final class ServiceConfigs {
             Map<String, Object> settings = new LinkedHashMap<>();
             settings.put("decay", seconds(decay));
             settings.put("failurePenalty", seconds(failurePenalty));
+            settings.put("compareAllUpTo", (double) compareAllUpTo); // service configs hold JSON numbers
+            settings.put("slowStart", seconds(slowStart));
             if (outlierDetection != null) {
                 settings.put("outlierDetection", outlierDetection.config());
             }

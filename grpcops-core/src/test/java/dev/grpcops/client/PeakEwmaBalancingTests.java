@@ -74,6 +74,74 @@ class PeakEwmaBalancingTests {
         assertThat(replicas.call(60, 3).get(1)).as("round_robin: a third").isEqualTo(20);
     }
 
+    /**
+     * Two of three replicas slow: power of two choices alone draws two slow ones a third of the
+     * time and takes one of them; comparing every replica as well, the healthy one takes the calls
+     * but for the slow ones' probes.
+     */
+    @Test
+    void withTwoOfThreeReplicasSlowTheHealthyOneTakesTheCallsWhenEveryReplicaIsCompared() throws Exception {
+        List<Integer> everyCompared = twoOfThreeSlow(defaults());
+        assertThat(everyCompared.get(0) + everyCompared.get(1))
+                .as("calls to the two slow replicas of %s", everyCompared)
+                .isLessThan(15);
+
+        replicas.close();
+        List<Integer> twoDrawn = twoOfThreeSlow(ServiceConfigs.builder()
+                .healthCheck(InProcessReplicas.HEALTH_NAME)
+                .compareAllUpTo(0)
+                .build());
+        assertThat(twoDrawn.get(0) + twoDrawn.get(1))
+                .as("power of two choices alone: calls to the two slow replicas of %s", twoDrawn)
+                .isGreaterThan(45);
+    }
+
+    private List<Integer> twoOfThreeSlow(Map<String, ?> serviceConfig) throws Exception {
+        start(serviceConfig);
+        replicas.call(30, 3);
+        replicas.replica(0).latency(Duration.ofMillis(200));
+        replicas.replica(1).latency(Duration.ofMillis(200));
+        replicas.call(30, 3); // found out
+        return replicas.call(300, 3);
+    }
+
+    /**
+     * A replica that becomes ready weighs 10 % of its peers at first: three replicas at 1 ms with up
+     * to three calls outstanding never cost ten times as much as it, so it waits until its weight has
+     * grown; after the window it takes its share. Without slow start it takes its share at once.
+     * (Replicas there when the channel is made start together, so none weighs less than another.)
+     */
+    @Test
+    void aReplicaThatBecomesReadyRampsUpOverTheSlowStartWindow() throws Exception {
+        start(defaults());
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START); // the first three past theirs
+        replicas.call(30, 3);
+        replicas.add().awaitOffered();
+        List<Integer> first = replicas.call(90, 3);
+        assertThat(first.get(3))
+                .as("the new replica's calls of %s in its first 30 ms", first)
+                .isLessThan(5);
+
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        List<Integer> after = replicas.call(200, 4);
+        assertThat(after.get(3))
+                .as("the new replica's calls of %s once its slow start is over", after)
+                .isGreaterThan(30);
+
+        replicas.close();
+        start(ServiceConfigs.builder()
+                .healthCheck(InProcessReplicas.HEALTH_NAME)
+                .slowStart(Duration.ZERO)
+                .build());
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        replicas.call(30, 3);
+        replicas.add().awaitOffered();
+        List<Integer> atOnce = replicas.call(90, 3);
+        assertThat(atOnce.get(3))
+                .as("without slow start: the new replica's calls of %s", atOnce)
+                .isGreaterThan(12);
+    }
+
     @Test
     void aReplicaThatFailsFastDoesNotLookFast() throws Exception {
         start(ServiceConfigs.builder()
@@ -127,6 +195,16 @@ class PeakEwmaBalancingTests {
         var parsed = new PeakEwmaLoadBalancerProvider().parseLoadBalancingPolicyConfig(Map.of("decay", "soon"));
         assertThat(parsed.getError()).isNotNull();
         assertThat(parsed.getError().getDescription()).contains("decay must be seconds like");
+        assertThat(new PeakEwmaLoadBalancerProvider()
+                        .parseLoadBalancingPolicyConfig(Map.of("compareAllUpTo", -1.0))
+                        .getError()
+                        .getDescription())
+                .contains("compareAllUpTo must be a whole number, 0 or more, got -1.0");
+        assertThat(new PeakEwmaLoadBalancerProvider()
+                        .parseLoadBalancingPolicyConfig(Map.of("slowStart", "-1s"))
+                        .getError()
+                        .getDescription())
+                .contains("slowStart must not be negative, got -1s");
         assertThat(new PeakEwmaLoadBalancerProvider()
                         .parseLoadBalancingPolicyConfig(Map.of())
                         .getConfig())

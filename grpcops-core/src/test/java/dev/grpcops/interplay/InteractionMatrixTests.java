@@ -6,6 +6,7 @@ import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.client.InProcessReplicas;
 import dev.grpcops.client.InProcessReplicas.Caller;
 import dev.grpcops.client.InProcessReplicas.Results;
+import dev.grpcops.client.PeakEwmaLoadBalancerProvider;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.client.ServiceConfigs.Balancing;
 import dev.grpcops.deadline.BudgetRules;
@@ -353,12 +354,14 @@ class InteractionMatrixTests {
     /**
      * A replica back from a restart (the same address, its container restarted) or a health flap
      * starts at its ready peers' cost: not at the near-nothing its cost decayed to while it was away,
-     * which would win it nearly every pick until its first answers, nor ejected for having been away.
+     * which would win it nearly every pick until its first answers, nor ejected for having been away;
+     * and in slow start, so that it takes less than its share at first and its share after the window.
      */
     @ParameterizedTest
     @ValueSource(strings = {"restart", "health flap"})
     void backFromRestartOrFlap_takesItsShareNotTheBulk(String away) throws Exception {
         start(ServiceConfigs.builder().decay(Duration.ofSeconds(1)));
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START); // the three past their first
         for (int i = 0; i < 3; i++) {
             replicas.replica(i).latency(Duration.ofMillis(5));
         }
@@ -374,9 +377,15 @@ class InteractionMatrixTests {
         }
 
         List<Integer> burst = replicas.call(30, 30);
-
         assertThat(burst.get(0))
-                .as("of 30 calls started at once, the returning replica's share: %s", burst)
+                .as("of 30 calls started at once, in its slow start, the returning replica's: %s", burst)
+                .isLessThanOrEqualTo(10);
+
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        replicas.call(30, 3); // each replica heard from again after the quiet
+        List<Integer> later = replicas.call(30, 30);
+        assertThat(later.get(0))
+                .as("of 30 calls started at once, after its slow start, the returning replica's: %s", later)
                 .isBetween(5, 15);
     }
 

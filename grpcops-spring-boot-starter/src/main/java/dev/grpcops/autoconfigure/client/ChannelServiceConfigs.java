@@ -21,6 +21,14 @@ public final class ChannelServiceConfigs implements GrpcChannelConfigurer {
     public ChannelServiceConfigs(ClientProperties properties) {
         this.healthServiceByClient = Map.copyOf(properties.getHealthChecked());
         this.balancing = properties.getBalancing();
+        if (balancing.getCompareAllUpTo() < 0) {
+            throw new IllegalArgumentException("grpcops.client.balancing.compare-all-up-to must not be negative, got "
+                    + balancing.getCompareAllUpTo());
+        }
+        if (balancing.getSlowStart() == null || balancing.getSlowStart().isNegative()) {
+            throw new IllegalArgumentException(
+                    "grpcops.client.balancing.slow-start must not be negative, got " + balancing.getSlowStart());
+        }
         this.outlierDetection = properties.getOutlierDetection().toConfig();
     }
 
@@ -30,6 +38,8 @@ public final class ChannelServiceConfigs implements GrpcChannelConfigurer {
                 .balancing(balancing.getPolicy())
                 .decay(balancing.getDecay())
                 .failurePenalty(balancing.getFailurePenalty())
+                .compareAllUpTo(balancing.getCompareAllUpTo())
+                .slowStart(balancing.getSlowStart())
                 .outlierDetection(outlierDetection)
                 .healthCheck(healthServiceByClient.get(client))
                 .build();

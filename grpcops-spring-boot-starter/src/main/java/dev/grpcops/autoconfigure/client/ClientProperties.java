@@ -91,6 +91,18 @@ public class ClientProperties {
         /** peak-ewma: what a fast failure (UNAVAILABLE, RESOURCE_EXHAUSTED) counts as. */
         private Duration failurePenalty = Duration.ofSeconds(1);
 
+        /**
+         * peak-ewma: up to how many replicas in the pick every one is compared besides the two drawn,
+         * the cheapest taken when both drawn cost more than twice as much (0: never).
+         */
+        private int compareAllUpTo = 8;
+
+        /**
+         * peak-ewma: over how long a replica that becomes ready (new, or back from a restart or a
+         * health flap) ramps up from 10 % of its peers' weight to all of it (0: at once).
+         */
+        private Duration slowStart = Duration.ofSeconds(10);
+
         public ServiceConfigs.Balancing getPolicy() {
             return policy;
         }
@@ -113,6 +125,22 @@ public class ClientProperties {
 
         public void setFailurePenalty(Duration failurePenalty) {
             this.failurePenalty = failurePenalty;
+        }
+
+        public int getCompareAllUpTo() {
+            return compareAllUpTo;
+        }
+
+        public void setCompareAllUpTo(int compareAllUpTo) {
+            this.compareAllUpTo = compareAllUpTo;
+        }
+
+        public Duration getSlowStart() {
+            return slowStart;
+        }
+
+        public void setSlowStart(Duration slowStart) {
+            this.slowStart = slowStart;
         }
     }
 
