@@ -1,10 +1,15 @@
 package dev.grpcops.systemtest;
 
+import dev.grpcops.admin.AdminCredentials;
+import dev.grpcops.proto.fault.v1.FaultSpec;
+import dev.grpcops.proto.fault.v1.FaultsGrpc;
+import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -55,5 +60,18 @@ final class Replicas implements AutoCloseable {
     @Override
     public void close() {
         ServiceProcess.stopAll(pods);
+    }
+
+    /** Sets {@code fault} on {@code pod} through its admin service, with the token every replica gets. */
+    static void setFault(ServiceProcess pod, FaultSpec fault) {
+        ManagedChannel admin = pod.channel();
+        try {
+            FaultsGrpc.newBlockingStub(admin)
+                    .withInterceptors(AdminCredentials.bearer(TOKEN))
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .set(fault);
+        } finally {
+            admin.shutdownNow();
+        }
     }
 }

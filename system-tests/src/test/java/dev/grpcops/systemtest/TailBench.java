@@ -1,12 +1,10 @@
 package dev.grpcops.systemtest;
 
-import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
 import dev.grpcops.proto.chain.v1.Line;
 import dev.grpcops.proto.fault.v1.FaultSpec;
-import dev.grpcops.proto.fault.v1.FaultsGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.io.IOException;
@@ -76,10 +74,15 @@ class TailBench {
     private static final List<String> POLICIES =
             List.of(System.getProperty("tail.policies", "old,new").split(","));
 
-    /** A fault, as the admin call sets it on replica s2. */
-    private record Scenario(String name, FaultSpec fault) {}
+    /** A fault, as the admin call sets it on the replicas {@code pods} (s2 alone, mostly). */
+    private record Scenario(String name, FaultSpec fault, List<String> pods) {
 
-    private static final List<Scenario> SCENARIOS = List.of(
+        Scenario(String name, FaultSpec fault) {
+            this(name, fault, List.of("s2"));
+        }
+    }
+
+    private static final List<Scenario> ALL_SCENARIOS = List.of(
             new Scenario("all healthy", FaultSpec.getDefaultInstance()),
             new Scenario(
                     "one slow (+200 ms)", FaultSpec.newBuilder().setDelayMs(200).build()),
@@ -88,7 +91,18 @@ class TailBench {
                     FaultSpec.newBuilder().setStallMs(200).setStallEveryMs(1000).build()),
             new Scenario(
                     "one failing (50 %)",
-                    FaultSpec.newBuilder().setErrorRatio(0.5).build()));
+                    FaultSpec.newBuilder().setErrorRatio(0.5).build()),
+            new Scenario(
+                    "two slow (+200 ms on s2, s3)",
+                    FaultSpec.newBuilder().setDelayMs(200).build(),
+                    List.of("s2", "s3")));
+
+    /** {@code tail.scenarios}: the scenarios whose names contain one of these (comma-separated); all by default. */
+    private static final List<Scenario> SCENARIOS = ALL_SCENARIOS.stream()
+            .filter(scenario -> System.getProperty("tail.scenarios", "").isBlank()
+                    || Arrays.stream(System.getProperty("tail.scenarios").split(","))
+                            .anyMatch(part -> scenario.name().contains(part.trim())))
+            .toList();
 
     /** What one scenario measured. */
     record Result(
@@ -197,7 +211,7 @@ class TailBench {
                 }
                 return measure(policy, scenario, channel, pricing, edge, name);
             } finally {
-                setFault(FaultSpec.getDefaultInstance());
+                clearFaults();
                 channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
         } finally {
@@ -373,7 +387,7 @@ class TailBench {
         /** The fault injected, {@code length} of Checkouts, the fault cleared. */
         Slice slice(Scenario scenario, ManagedChannel channel, Duration length, String prefix)
                 throws InterruptedException {
-            setFault(scenario.fault());
+            setFault(scenario.pods(), scenario.fault());
             try {
                 double[] stockBefore = stockChecks();
                 Map<String, Double> hedgesBefore = hedges(pricing, edge);
@@ -388,7 +402,7 @@ class TailBench {
                 delaysAfter = hedgeDelays(pricing, edge);
                 return new Slice(load, calls, hedged);
             } finally {
-                setFault(FaultSpec.getDefaultInstance());
+                clearFaults();
             }
         }
 
@@ -419,17 +433,12 @@ class TailBench {
         }
     }
 
-    private static void setFault(FaultSpec fault) {
-        ServiceProcess faulty = stock.pod("s2");
-        ManagedChannel channel = faulty.channel();
-        try {
-            FaultsGrpc.newBlockingStub(channel)
-                    .withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
-                    .withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .set(fault);
-        } finally {
-            channel.shutdownNow();
-        }
+    private static void clearFaults() {
+        setFault(List.of("s1", "s2", "s3"), FaultSpec.getDefaultInstance());
+    }
+
+    private static void setFault(List<String> pods, FaultSpec fault) {
+        pods.forEach(pod -> Replicas.setFault(stock.pod(pod), fault));
     }
 
     /** Check calls each Stock replica has served so far, whatever their status. */

@@ -2,11 +2,9 @@ package dev.grpcops.systemtest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.proto.fault.v1.FaultSpec;
-import dev.grpcops.proto.fault.v1.FaultsGrpc;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.Arrays;
@@ -77,7 +75,7 @@ class TailIT {
     @AfterEach
     void clearFaults() {
         for (ServiceProcess pod : stock.pods) {
-            setFault(pod, FaultSpec.getDefaultInstance());
+            Replicas.setFault(pod, FaultSpec.getDefaultInstance());
         }
     }
 
@@ -98,7 +96,8 @@ class TailIT {
     @Test
     void aSlowReplicaIsFoundOutAndGetsAlmostNoCalls() throws InterruptedException {
         int slow = 1; // s2
-        setFault(stock.pods.get(slow), FaultSpec.newBuilder().setDelayMs(200).build());
+        Replicas.setFault(
+                stock.pods.get(slow), FaultSpec.newBuilder().setDelayMs(200).build());
         assertThat(checkMillis(stock.pods.get(slow)))
                 .as("the fault is real: s2 answers after")
                 .isGreaterThanOrEqualTo(200);
@@ -118,7 +117,7 @@ class TailIT {
     @Test
     void aStalledReplicaCostsNoCheckoutAndLittleExtraLoad() throws InterruptedException {
         int stalled = 2; // s3
-        setFault(
+        Replicas.setFault(
                 stock.pods.get(stalled),
                 FaultSpec.newBuilder().setStallMs(200).setStallEveryMs(1000).build());
         Round measured = round("stalled", MEASURED);
@@ -128,7 +127,7 @@ class TailIT {
     @Test
     void aFailingReplicaIsFoundOutAndItsFailuresAreRetriedElsewhere() throws InterruptedException {
         int failing = 0; // s1
-        setFault(
+        Replicas.setFault(
                 stock.pods.get(failing),
                 FaultSpec.newBuilder().setErrorRatio(0.5).build());
 
@@ -247,18 +246,6 @@ class TailIT {
             return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         } finally {
             direct.shutdownNow();
-        }
-    }
-
-    private static void setFault(ServiceProcess pod, FaultSpec fault) {
-        ManagedChannel admin = pod.channel();
-        try {
-            FaultsGrpc.newBlockingStub(admin)
-                    .withInterceptors(AdminCredentials.bearer(Replicas.TOKEN))
-                    .withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .set(fault);
-        } finally {
-            admin.shutdownNow();
         }
     }
 
