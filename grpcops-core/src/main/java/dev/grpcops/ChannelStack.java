@@ -75,19 +75,21 @@ public final class ChannelStack {
 
     /**
      * {@code builder}'s channel behind every layer of this stack, with the stack's service config
-     * as its default; each channel gets its own readiness gate and cancellation budget.
+     * as its default; each channel gets its own readiness gate and cancellation budget. The stack's
+     * interceptors are added to {@code builder} and run before any it has already: one builder per
+     * channel.
      */
     public ManagedChannel channel(ManagedChannelBuilder<?> builder) {
-        List<ClientInterceptor> outermostFirst = new ArrayList<>(layers.size());
-        layers.values().forEach(layer -> outermostFirst.add(layer.get()));
+        List<ClientInterceptor> innermostFirst = new ArrayList<>(layers.size());
+        layers.values().forEach(layer -> innermostFirst.add(layer.get()));
         // ManagedChannelBuilder runs the interceptor added last first.
-        Collections.reverse(outermostFirst);
-        builder.intercept(outermostFirst);
+        Collections.reverse(innermostFirst);
+        builder.intercept(innermostFirst);
         if (serviceConfig != null) {
             builder.defaultServiceConfig(serviceConfig);
         }
         ManagedChannel channel = builder.build();
-        for (ClientInterceptor interceptor : outermostFirst) {
+        for (ClientInterceptor interceptor : innermostFirst) {
             if (interceptor instanceof ReadinessGate gate) {
                 gate.follow(channel);
             }
@@ -159,7 +161,7 @@ public final class ChannelStack {
         }
 
         private Builder layer(Layer layer, Supplier<? extends ClientInterceptor> interceptor) {
-            layers.put(layer, interceptor);
+            layers.put(layer, Objects.requireNonNull(interceptor, layer.name()));
             return this;
         }
     }

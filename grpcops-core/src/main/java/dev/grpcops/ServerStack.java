@@ -1,5 +1,6 @@
 package dev.grpcops;
 
+import dev.grpcops.admin.AdminAuthorization;
 import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.deadline.BudgetInterceptors;
 import dev.grpcops.drain.InFlightCalls;
@@ -27,7 +28,7 @@ import java.util.function.BiConsumer;
  *
  * <pre>{@code
  * ServerStack stack = ServerStack.builder()
- *         .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods())).token(token).build())
+ *         .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods())).token(token))
  *         .warmUp()
  *         .budget(BudgetInterceptors.builder(rules).build())
  *         .admission(AdmissionInterceptors.server(admission).callsDownstream(rules))
@@ -42,7 +43,8 @@ import java.util.function.BiConsumer;
  *
  * <p>Every service served through {@link #intercept} also has its requests parsed where a malformed
  * one can be answered {@code INVALID_ARGUMENT} ({@link MalformedRequests}), unless {@link
- * Builder#malformedRequests} says otherwise.
+ * Builder#withoutMalformedRequestGuard} says otherwise. The admin methods are exempt from admission:
+ * an operator's call is never queued nor shed, also under the overload it may be there to end.
  */
 public final class ServerStack {
 
@@ -74,6 +76,10 @@ public final class ServerStack {
     private final boolean guard;
 
     private ServerStack(Builder builder) {
+        if (builder.admission != null) {
+            builder.admission.alsoExempt(builder.adminMethods);
+            builder.layer(Layer.ADMISSION, builder.admission.build());
+        }
         this.layers = Collections.unmodifiableMap(new EnumMap<>(builder.layers));
         List<ServerInterceptor> reversed = new ArrayList<>(layers.values());
         Collections.reverse(reversed);
@@ -91,8 +97,12 @@ public final class ServerStack {
         return layers.keySet();
     }
 
-    /** The interceptors, outermost first, for servers that take a list (the order is the contract). */
-    public List<ServerInterceptor> interceptors() {
+    /**
+     * The interceptors, outermost first, for frameworks that take a list in that order. grpc-java's
+     * own {@code ServerInterceptors.intercept} runs the last one first: use {@link #intercept} there
+     * (it also guards against malformed requests).
+     */
+    public List<ServerInterceptor> interceptorsOutermostFirst() {
         return List.copyOf(layers.values());
     }
 
@@ -111,14 +121,21 @@ public final class ServerStack {
     public static final class Builder {
 
         private final EnumMap<Layer, ServerInterceptor> layers = new EnumMap<>(Layer.class);
+        private Set<String> adminMethods = Set.of();
+        private AdmissionInterceptors.ServerBuilder admission;
         private BiConsumer<String, RuntimeException> onMalformed = (method, failure) -> {};
         private boolean guard = true;
 
         private Builder() {}
 
-        /** Admin methods only with the admin token: {@code AdminAuthorization.builder(..).build()}. */
-        public Builder adminAuthorization(ServerInterceptor adminAuthorization) {
-            return layer(Layer.ADMIN_AUTHORIZATION, adminAuthorization);
+        /**
+         * Admin methods only with the admin token: {@code AdminAuthorization.builder(methods).token(..)}.
+         *
+         * @throws dev.grpcops.admin.AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short
+         */
+        public Builder adminAuthorization(AdminAuthorization.Builder adminAuthorization) {
+            this.adminMethods = adminAuthorization.fullMethodNames();
+            return layer(Layer.ADMIN_AUTHORIZATION, adminAuthorization.build());
         }
 
         /** Marks this process's own warm-up calls ({@link WarmUp#run}) as such. */
@@ -137,9 +154,10 @@ public final class ServerStack {
             return layer(Layer.BUDGET, budget.server());
         }
 
-        /** Fair admission by caller and priority level. */
+        /** Fair admission by caller and priority level (the admin methods exempt). */
         public Builder admission(AdmissionInterceptors.ServerBuilder admission) {
-            return layer(Layer.ADMISSION, admission.build());
+            this.admission = Objects.requireNonNull(admission, "admission");
+            return this;
         }
 
         /** Faults injected on demand (none until set). */

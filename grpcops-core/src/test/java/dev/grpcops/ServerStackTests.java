@@ -3,11 +3,15 @@ package dev.grpcops;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.admin.AdminAuthorization;
+import dev.grpcops.admin.AdminCredentials;
 import dev.grpcops.admin.AdminMethods;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.admission.Criticality;
+import dev.grpcops.admission.PriorityLevelConfig;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetInterceptors;
 import dev.grpcops.deadline.BudgetRules;
@@ -34,7 +38,9 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,7 +54,9 @@ class ServerStackTests {
     private final InFlightCalls inFlight = new InFlightCalls(Set.of());
     private final FaultInjection faults = FaultInjection.builder().build();
     /** What the handler saw of the layers outside it, one line per served call. */
-    private final List<String> seenByHandler = new ArrayList<>();
+    private final List<String> seenByHandler = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** When set, the next Who call is answered only once it is counted down. */
+    private final AtomicReference<CountDownLatch> holdWho = new AtomicReference<>();
 
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
@@ -61,14 +69,13 @@ class ServerStackTests {
 
     @Test
     void theLayersComeOutermostFirstWhateverOrderTheyAreGivenIn() {
-        var adminAuthorization = admin();
         ServerStack stack = ServerStack.builder()
                 .inFlight(inFlight)
                 .faults(faults)
                 .admission(admission())
                 .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS).build())
                 .warmUp()
-                .adminAuthorization(adminAuthorization)
+                .adminAuthorization(admin())
                 .build();
 
         assertThat(stack.layers())
@@ -79,8 +86,7 @@ class ServerStackTests {
                         ServerStack.Layer.ADMISSION,
                         ServerStack.Layer.FAULTS,
                         ServerStack.Layer.IN_FLIGHT);
-        assertThat(stack.interceptors()).first().isSameAs(adminAuthorization);
-        assertThat(stack.interceptors()).last().isSameAs(inFlight);
+        assertThat(stack.interceptorsOutermostFirst()).hasSize(6).last().isSameAs(inFlight);
     }
 
     @Test
@@ -123,6 +129,40 @@ class ServerStackTests {
         assertThat(seenByHandler).isEmpty();
     }
 
+    /** One seat and no queue: a second call is shed, the operator's admin call is not. */
+    @Test
+    void theAdminMethodsAreNeverShedByAdmission() throws Exception {
+        List<PriorityLevelConfig> levels = new ArrayList<>();
+        for (Criticality criticality : Criticality.values()) {
+            levels.add(new PriorityLevelConfig(criticality.value(), 1, 0, 1, 1));
+        }
+        ServerStack stack = ServerStack.builder()
+                .adminAuthorization(admin())
+                .admission(AdmissionInterceptors.server(Admission.builder(AdmissionConfig.builder()
+                                .limit(3)
+                                .levels(levels)
+                                .build())
+                        .build()))
+                .build();
+        ManagedChannel channel = serve(stack);
+        CountDownLatch release = new CountDownLatch(1);
+        holdWho.set(release);
+        ListenableFuture<WhoReply> held = WhoAmIGrpc.newFutureStub(channel).who(WhoRequest.getDefaultInstance());
+
+        assertThatThrownBy(() -> WhoAmIGrpc.newBlockingStub(channel).who(WhoRequest.getDefaultInstance()))
+                .as("the seat is taken and there is no queue")
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
+        WhoAmIGrpc.newBlockingStub(channel)
+                .withInterceptors(AdminCredentials.bearer(TOKEN))
+                .drain(DrainRequest.getDefaultInstance());
+        assertThat(seenByHandler).contains("drain");
+
+        release.countDown();
+        assertThat(held.get(5, TimeUnit.SECONDS).getPod()).isEqualTo("p");
+    }
+
     @Test
     void aMalformedRequestIsAnsweredInvalidArgumentAndTheServiceKeepsServing() throws Exception {
         ManagedChannel channel = serve(everyFeature());
@@ -163,11 +203,10 @@ class ServerStackTests {
                 .build();
     }
 
-    private static io.grpc.ServerInterceptor admin() {
+    private static AdminAuthorization.Builder admin() {
         return AdminAuthorization.builder(
                         List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod(), WhoAmIGrpc.getResumeMethod())))
-                .token(TOKEN)
-                .build();
+                .token(TOKEN);
     }
 
     private static AdmissionInterceptors.ServerBuilder admission() {
@@ -183,8 +222,24 @@ class ServerStackTests {
                     @Override
                     public void who(WhoRequest request, StreamObserver<WhoReply> reply) {
                         seenByHandler.add("budget=" + Budget.current().isPresent() + " in-flight=" + inFlight.count());
-                        reply.onNext(WhoReply.newBuilder().setPod("p").build());
-                        reply.onCompleted();
+                        CountDownLatch hold = holdWho.getAndSet(null);
+                        Runnable answer = () -> {
+                            reply.onNext(WhoReply.newBuilder().setPod("p").build());
+                            reply.onCompleted();
+                        };
+                        if (hold == null) {
+                            answer.run();
+                        } else { // answered when the test lets it, off the transport's thread
+                            new Thread(() -> {
+                                        try {
+                                            hold.await(10, TimeUnit.SECONDS);
+                                        } catch (InterruptedException e) {
+                                            Thread.currentThread().interrupt();
+                                        }
+                                        answer.run();
+                                    })
+                                    .start();
+                        }
                     }
 
                     @Override

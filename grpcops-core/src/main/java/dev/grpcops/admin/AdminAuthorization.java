@@ -61,6 +61,16 @@ public final class AdminAuthorization {
             return this;
         }
 
+        /**
+         * The full names of the admin methods this guards: for the features that must leave them
+         * alone (admission never queues nor sheds them).
+         */
+        public java.util.Set<String> fullMethodNames() {
+            java.util.Set<String> names = new java.util.HashSet<>();
+            adminMethods.forEach(methods -> names.addAll(methods.fullMethodNames()));
+            return java.util.Set.copyOf(names);
+        }
+
         /** @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short */
         public ServerInterceptor build() {
             return new AdminAuthorizationInterceptor(adminMethods, token, listener, new RefusedAdminCalls(rateLimit));

@@ -70,6 +70,14 @@ public final class AdmissionInterceptors {
             return this;
         }
 
+        /** {@code methods} (full names) never queued nor rejected either, besides those exempt already. */
+        public ServerBuilder alsoExempt(Set<String> methods) {
+            Set<String> union = new java.util.HashSet<>(exemptMethods);
+            union.addAll(methods);
+            this.exemptMethods = Set.copyOf(union);
+            return this;
+        }
+
         /**
          * For a service that calls downstream: a queued call must still have reserve + min-downstream
          * of its budget left after its predicted wait, and a call without a deadline is assumed to

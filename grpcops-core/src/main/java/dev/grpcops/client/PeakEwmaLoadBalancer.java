@@ -44,6 +44,12 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     static final double SLOW_START_MIN_WEIGHT = 0.1;
 
     /**
+     * Away at least this long, a replica back is in slow start (a restart or a health flap takes
+     * seconds); a reconnect after GOAWAY (max connection age) takes milliseconds, and is not.
+     */
+    static final long SLOW_START_AWAY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
      * How much costlier than the cheapest replica in the pick a power-of-two winner may be before the
      * cheapest is taken instead (while every replica is compared): twice, so that replicas of about
      * the same cost still share the calls, and one clearly better is never passed over for two worse.
@@ -165,6 +171,19 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         return count == 0 ? INITIAL_COST_NANOS : Math.max(1, sum / count);
     }
 
+    /** Whether a replica other than {@code joining} has been serving for a while: the ones it joins. */
+    private boolean othersEstablished(Replica joining, long now) {
+        for (ChildLbState child : getChildLbStates()) {
+            Replica replica = (Replica) child;
+            if (replica != joining
+                    && replica.getCurrentState() == ConnectivityState.READY
+                    && now - replica.firstReady >= SLOW_START_AWAY_NANOS) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Override
     protected void updateOverallBalancingState() {
         List<ChildLbState> ready = getReadyChildren();
@@ -221,8 +240,12 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         volatile Ejection ejection = new Ejection();
         /** Whether it has been READY since it was made (the synchronization context only). */
         private boolean everReady;
-        /** When it last became READY: its slow start runs from there. */
-        private volatile long readySince;
+        /** When its slow start began; {@link Long#MIN_VALUE}: none (read from the picker's threads). */
+        private volatile long slowStartSince = Long.MIN_VALUE;
+        /** When it first became READY, and when it last left READY (the synchronization context only). */
+        private long firstReady;
+
+        private long leftReady;
 
         Replica(Object key) {
             super(key, pickFirstLbProvider);
@@ -234,14 +257,20 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return new ChildLbStateHelper() {
                 @Override
                 public void updateBalancingState(ConnectivityState newState, SubchannelPicker newPicker) {
+                    long now = nanoClock.getAsLong();
                     if (newState == ConnectivityState.READY && getCurrentState() != ConnectivityState.READY) {
                         // Its cost starts again, at its peers': a replica back from a restart or a health
                         // flap is not credited with the time it was away (decayed to nothing, it would
                         // win every pick while cold), nor blamed for what it was before.
-                        long now = nanoClock.getAsLong();
                         latency.reset(initialCost(Replica.this), now);
-                        readySince = now;
+                        boolean away = !everReady || now - leftReady >= SLOW_START_AWAY_NANOS;
+                        slowStartSince = away && othersEstablished(Replica.this, now) ? now : Long.MIN_VALUE;
+                        if (!everReady) {
+                            firstReady = now;
+                        }
                         everReady = true;
+                    } else if (newState != ConnectivityState.READY && getCurrentState() == ConnectivityState.READY) {
+                        leftReady = now;
                     }
                     super.updateBalancingState(newState, newPicker);
                     // As round_robin: a replica whose connection went idle reconnects at once.
@@ -260,15 +289,18 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         /**
          * What a pick weighs: latency cost × (calls outstanding + 1), divided, during its slow start,
          * by its weight: from {@value #SLOW_START_MIN_WEIGHT} when it became ready up to 1 over the
-         * slow-start window, so that a JIT-cold replica's share of the calls ramps up.
+         * slow-start window, so that a JIT-cold replica's share of the calls ramps up. Slow start is
+         * for a replica that joins replicas already serving (new, or back after a second or more
+         * away), not for those a channel starts with, nor for a reconnect.
          */
         double load(long now) {
             double load = cost(now) * (outstanding.get() + 1);
+            long since = slowStartSince;
             long window = config.slowStartNanos();
-            long ready = now - readySince;
-            return window <= 0 || ready >= window
-                    ? load
-                    : load / Math.max(SLOW_START_MIN_WEIGHT, Math.max(0, ready) / (double) window);
+            if (since == Long.MIN_VALUE || window <= 0 || now - since >= window) {
+                return load;
+            }
+            return load / Math.max(SLOW_START_MIN_WEIGHT, Math.max(0, now - since) / (double) window);
         }
 
         int outstanding() {
@@ -411,10 +443,10 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             double loadA = ready[a].load(now);
             double loadB = ready[b].load(now);
             int winner = loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
-            if (candidates <= config.compareAllUpTo()) {
+            if (candidates > 2 && candidates <= config.compareAllUpTo()) {
                 // Two of three replicas slow: both drawn are slow a third of the time, and then
                 // power of two choices takes a slow one. With few replicas every one is looked at.
-                int cheapest = cheapest(excluded, now);
+                int cheapest = cheapest(excluded, now, draw);
                 if (Math.min(loadA, loadB) > FULL_VIEW_VETO * ready[cheapest].load(now)) {
                     return cheapest;
                 }
@@ -422,17 +454,21 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return winner;
         }
 
-        /** The index of the replica with the lowest load, {@code excluded} left out. */
-        private int cheapest(int excluded, long now) {
-            int cheapest = -1;
-            double lowest = Double.MAX_VALUE;
-            for (int i = 0; i < ready.length; i++) {
+        /** The index of the replica with the lowest load, {@code excluded} left out; ties drawn at random. */
+        private int cheapest(int excluded, long now, RandomGenerator draw) {
+            int cheapest = excluded == 0 ? 1 : 0;
+            double lowest = ready[cheapest].load(now);
+            int ties = 1;
+            for (int i = cheapest + 1; i < ready.length; i++) {
                 if (i == excluded) {
                     continue;
                 }
                 double load = ready[i].load(now);
                 if (load < lowest) {
                     lowest = load;
+                    cheapest = i;
+                    ties = 1;
+                } else if (load == lowest && draw.nextInt(++ties) == 0) {
                     cheapest = i;
                 }
             }

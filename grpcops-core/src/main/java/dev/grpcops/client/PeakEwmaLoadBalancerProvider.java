@@ -23,7 +23,8 @@ import java.util.random.RandomGenerator;
  * slow that often (Linkerd and Envoy stop at two); replicas of about the same cost still share the
  * calls.
  *
- * <p>A replica that becomes ready (new, or back from a restart or a health flap) gets its share
+ * <p>A replica that joins replicas already serving (new, or back after a second or more away: a
+ * restart, a health flap; not a reconnect, nor the replicas a channel starts with) gets its share
  * slowly: its cost is divided by a weight that ramps from 10 % to 100 % over {@code slowStart} (as
  * Envoy's {@code slow_start_config}); with a single replica it makes no difference.
  *

@@ -7,8 +7,11 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.BiConsumer;
 
 /**
@@ -32,11 +35,18 @@ public final class MalformedRequests {
      */
     public static ServerServiceDefinition guard(
             ServerServiceDefinition service, BiConsumer<String, RuntimeException> onMalformed) {
-        ServerServiceDefinition.Builder guarded =
-                ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
+        ServiceDescriptor original = service.getServiceDescriptor();
+        List<ServerMethodDefinition<?, ?>> methods = new ArrayList<>();
+        ServiceDescriptor.Builder descriptor =
+                ServiceDescriptor.newBuilder(original.getName()).setSchemaDescriptor(original.getSchemaDescriptor());
         for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
-            guarded.addMethod(guard(method, onMalformed));
+            ServerMethodDefinition<?, ?> parsedHere = guard(method, onMalformed);
+            methods.add(parsedHere);
+            descriptor.addMethod(parsedHere.getMethodDescriptor());
         }
+        // The schema kept, so that server reflection still describes the service.
+        ServerServiceDefinition.Builder guarded = ServerServiceDefinition.builder(descriptor.build());
+        methods.forEach(guarded::addMethod);
         return guarded.build();
     }
 

@@ -142,6 +142,20 @@ class PeakEwmaBalancingTests {
                 .isGreaterThan(12);
     }
 
+    /** A reconnect (after GOAWAY, max connection age) is back within milliseconds: no slow start. */
+    @Test
+    void aReplicaBackWithinASecondTakesItsShareAtOnce() throws Exception {
+        start(defaults());
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        replicas.call(30, 3);
+        replicas.replica(0).restart(() -> {}); // no fake time passes while it is away
+
+        List<Integer> shares = replicas.call(90, 3);
+        assertThat(shares.get(0))
+                .as("the reconnected replica's calls of %s", shares)
+                .isGreaterThan(15);
+    }
+
     @Test
     void aReplicaThatFailsFastDoesNotLookFast() throws Exception {
         start(ServiceConfigs.builder()

@@ -115,6 +115,18 @@ class MalformedRequestsTests {
                         .isNotNull());
     }
 
+    /** Server reflection describes a service from its schema: the guarded definition keeps it. */
+    @Test
+    void theGuardedServiceKeepsItsSchemaForReflection() {
+        var guarded = MalformedRequests.guard(new CountingStock().bindService(), (method, failure) -> {});
+
+        assertThat(guarded.getServiceDescriptor().getSchemaDescriptor())
+                .isNotNull()
+                .isSameAs(StockGrpc.getServiceDescriptor().getSchemaDescriptor());
+        assertThat(guarded.getServiceDescriptor().getMethods())
+                .hasSize(StockGrpc.getServiceDescriptor().getMethods().size());
+    }
+
     private final class CountingStock extends StockGrpc.StockImplBase {
 
         @Override

@@ -33,6 +33,8 @@ class PropertiesReferenceTests {
     private static Map<String, Object> metadata;
     /** Each documented name, with the default the table gives it (null: none in backticks). */
     private static Map<String, String> documented;
+    /** Names the table lists more than once. */
+    private static List<String> listedTwice;
 
     @BeforeAll
     static void read() throws IOException {
@@ -42,6 +44,7 @@ class PropertiesReferenceTests {
         properties.forEach(property -> metadata.put((String) property.get("name"), property.get("defaultValue")));
 
         documented = new LinkedHashMap<>();
+        listedTwice = new ArrayList<>();
         for (String line : Files.readAllLines(Path.of("README.md"))) {
             Matcher row = ROW.matcher(line.replace("\\|", "¦")); // a | inside a cell is escaped
             if (!row.find()) {
@@ -54,6 +57,9 @@ class PropertiesReferenceTests {
             String[] defaults = row.group(2).split(" / ");
             for (int i = 0; i < names.size(); i++) {
                 String value = defaults.length == names.size() ? defaults[i].trim() : null;
+                if (documented.containsKey(names.get(i))) {
+                    listedTwice.add(names.get(i));
+                }
                 documented.put(names.get(i), value != null && value.matches("`[^`]*`") ? value.replace("`", "") : null);
             }
         }
@@ -91,6 +97,7 @@ class PropertiesReferenceTests {
                 .filter(property -> documented.keySet().stream().noneMatch(name -> covers(name, property)))
                 .toList();
         assertThat(missing).as("properties the README's table leaves out").isEmpty();
+        assertThat(listedTwice).as("properties the README's table lists twice").isEmpty();
     }
 
     /** The library's names; the table also lists some of Spring Boot's ({@code management.tracing.*}). */

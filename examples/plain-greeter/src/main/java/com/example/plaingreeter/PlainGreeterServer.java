@@ -54,8 +54,7 @@ public final class PlainGreeterServer {
         InFlightCalls inFlight = new InFlightCalls(Set.of(HealthGrpc.SERVICE_NAME));
         ServerStack stack = ServerStack.builder()
                 .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods()))
-                        .token(adminToken)
-                        .build())
+                        .token(adminToken))
                 .warmUp()
                 .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS).build())
                 .admission(AdmissionInterceptors.server(
