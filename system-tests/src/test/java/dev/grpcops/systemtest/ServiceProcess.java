@@ -66,6 +66,8 @@ final class ServiceProcess implements AutoCloseable {
     private Process process;
     /** Where this start's output begins in {@link #log}, which every start of {@link #name} appends to. */
     private long logStart;
+    /** Where this object's first start's output begins: earlier runs' output is not this process's. */
+    private long logBegin = -1;
 
     private static List<String> jvmOptions() {
         List<String> options = new ArrayList<>(IMAGE_JVM_OPTIONS);
@@ -146,6 +148,9 @@ final class ServiceProcess implements AutoCloseable {
         try {
             Files.createDirectories(log.getParent());
             logStart = Files.exists(log) ? Files.size(log) : 0;
+            if (logBegin < 0) {
+                logBegin = logStart;
+            }
             ProcessBuilder builder = new ProcessBuilder(command)
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
@@ -275,10 +280,18 @@ final class ServiceProcess implements AutoCloseable {
         services.forEach(ServiceProcess::close);
     }
 
-    /** The process's log so far. */
+    /**
+     * What the process has printed so far, over all its starts: not what earlier runs of the tests
+     * appended to the same file (a test counting log lines would count theirs too).
+     */
     String log() {
-        try {
-            return Files.readString(log);
+        return logFrom(logBegin);
+    }
+
+    private String logFrom(long offset) {
+        try (var in = Files.newInputStream(log)) {
+            in.skipNBytes(Math.min(Math.max(0, offset), Files.size(log))); // a log recreated meanwhile is read whole
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -291,11 +304,10 @@ final class ServiceProcess implements AutoCloseable {
      */
     private String whyItFailed() {
         String output;
-        try (var in = Files.newInputStream(log)) {
-            in.skipNBytes(Math.min(logStart, Files.size(log))); // a log recreated meanwhile is read whole
-            output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "its log could not be read: " + e;
+        try {
+            output = logFrom(logStart);
+        } catch (UncheckedIOException e) {
+            return "its log could not be read: " + e.getCause();
         }
         List<String> lines = output.lines().toList();
         int report = lines.indexOf("APPLICATION FAILED TO START");
