@@ -50,9 +50,10 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     static final long SLOW_START_AWAY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
-     * How much costlier than the cheapest replica in the pick a power-of-two winner may be before the
-     * cheapest is taken instead (while every replica is compared): twice, so that replicas of about
-     * the same cost still share the calls, and one clearly better is never passed over for two worse.
+     * How much slower (peak-EWMA latency) than the fastest replica in the pick both drawn may be
+     * before a fast one is taken instead (while every replica is compared): twice, so that replicas
+     * of about the same latency share the calls by the two draws alone, and one clearly faster is
+     * never passed over for two slow ones.
      */
     static final double FULL_VIEW_VETO = 2.0;
 
@@ -446,33 +447,46 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             if (candidates > 2 && candidates <= config.compareAllUpTo()) {
                 // Two of three replicas slow: both drawn are slow a third of the time, and then
                 // power of two choices takes a slow one. With few replicas every one is looked at.
-                int cheapest = cheapest(excluded, now, draw);
-                if (Math.min(loadA, loadB) > FULL_VIEW_VETO * ready[cheapest].load(now)) {
-                    return cheapest;
+                // By latency, not load: calls outstanding are what the two draws balance already.
+                double lowest = lowestCost(excluded, now);
+                if (Math.min(ready[a].cost(now), ready[b].cost(now)) > FULL_VIEW_VETO * lowest) {
+                    return fastest(excluded, now, draw);
                 }
             }
             return winner;
         }
 
-        /** The index of the replica with the lowest load, {@code excluded} left out; ties drawn at random. */
-        private int cheapest(int excluded, long now, RandomGenerator draw) {
-            int cheapest = excluded == 0 ? 1 : 0;
-            double lowest = ready[cheapest].load(now);
-            int ties = 1;
-            for (int i = cheapest + 1; i < ready.length; i++) {
-                if (i == excluded) {
+        /** The lowest latency cost of the replicas, {@code excluded} left out (no draw: most picks need no more). */
+        private double lowestCost(int excluded, long now) {
+            double lowest = Double.MAX_VALUE;
+            for (int i = 0; i < ready.length; i++) {
+                if (i != excluded) {
+                    lowest = Math.min(lowest, ready[i].cost(now));
+                }
+            }
+            return lowest;
+        }
+
+        /** The index of the replica with the lowest load among the fastest ones (latency cost), {@code excluded} left out; ties drawn at random. */
+        private int fastest(int excluded, long now, RandomGenerator draw) {
+            double limit = FULL_VIEW_VETO * lowestCost(excluded, now);
+            int chosen = -1;
+            double lowest = Double.MAX_VALUE;
+            int ties = 0;
+            for (int i = 0; i < ready.length; i++) {
+                if (i == excluded || ready[i].cost(now) > limit) {
                     continue;
                 }
                 double load = ready[i].load(now);
-                if (load < lowest) {
+                if (chosen < 0 || load < lowest) {
                     lowest = load;
-                    cheapest = i;
+                    chosen = i;
                     ties = 1;
                 } else if (load == lowest && draw.nextInt(++ties) == 0) {
-                    cheapest = i;
+                    chosen = i;
                 }
             }
-            return cheapest;
+            return chosen >= 0 ? chosen : (excluded == 0 ? 1 : 0);
         }
 
         private static ClientStreamTracer.Factory chained(

@@ -18,7 +18,8 @@ import java.util.random.RandomGenerator;
  * (META-INF/services).
  *
  * <p>With at most {@code compareAllUpTo} replicas in the pick, every one is compared as well, and
- * the cheapest is taken when both drawn cost more than twice as much: with two of three replicas
+ * when both drawn are more than twice as slow (peak-EWMA latency) as the fastest, the least loaded
+ * of the fast ones is taken: with two of three replicas
  * slow, power of two choices alone sends a third of the calls to a slow one, since both drawn are
  * slow that often (Linkerd and Envoy stop at two); replicas of about the same cost still share the
  * calls.
