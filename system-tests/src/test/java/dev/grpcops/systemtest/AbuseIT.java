@@ -39,7 +39,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Abuse probes, made against the jars under the pods' limits (the images' JVM options for a 512 MiB
@@ -49,15 +48,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 @Order(2) // the longest classes first, so that the two lanes end together
-@ResourceLock(AbuseIT.FLOOD)
 class AbuseIT {
-
-    /**
-     * Held by the classes that flood the machine on purpose (this one, OverloadIT): side by side,
-     * each starves the other's well-behaved caller of CPU (OverloadIT's polite caller fell to 87 %
-     * complete beside this class's floods), so they run in turn, each beside a lighter class.
-     */
-    static final String FLOOD = "system-tests.flood";
 
     /**
      * What an answer "at once" may take on a loaded 2-core machine, beside another test class's
