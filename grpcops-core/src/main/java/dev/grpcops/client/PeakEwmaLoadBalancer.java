@@ -448,9 +448,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 // Two of three replicas slow: both drawn are slow a third of the time, and then
                 // power of two choices takes a slow one. With few replicas every one is looked at.
                 // By latency, not load: calls outstanding are what the two draws balance already.
-                double lowest = lowestCost(excluded, now);
-                if (Math.min(ready[a].cost(now), ready[b].cost(now)) > FULL_VIEW_VETO * lowest) {
-                    return fastest(excluded, now, draw);
+                double limit = FULL_VIEW_VETO * lowestCost(excluded, now);
+                if (Math.min(ready[a].cost(now), ready[b].cost(now)) > limit) {
+                    return fastest(excluded, now, limit, draw);
                 }
             }
             return winner;
@@ -467,9 +467,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return lowest;
         }
 
-        /** The index of the replica with the lowest load among the fastest ones (latency cost), {@code excluded} left out; ties drawn at random. */
-        private int fastest(int excluded, long now, RandomGenerator draw) {
-            double limit = FULL_VIEW_VETO * lowestCost(excluded, now);
+        /**
+         * The index of the replica with the lowest load among those whose latency cost is within
+         * {@code limit}, {@code excluded} left out; ties drawn at random.
+         */
+        private int fastest(int excluded, long now, double limit, RandomGenerator draw) {
             int chosen = -1;
             double lowest = Double.MAX_VALUE;
             int ties = 0;
