@@ -25,6 +25,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -62,6 +64,8 @@ final class ServiceProcess implements AutoCloseable {
     final int managementPort;
     private final List<String> command;
     private final Map<String, String> env;
+    private static final Set<Path> LOGS_IN_USE = ConcurrentHashMap.newKeySet();
+
     private final Path log;
     private Process process;
     /** Where this start's output begins in {@link #log}, which every start of {@link #name} appends to. */
@@ -98,7 +102,7 @@ final class ServiceProcess implements AutoCloseable {
         this.grpcPort = grpcPort;
         this.managementPort = freePort(host);
         this.env = env;
-        this.log = ROOT.resolve("system-tests/target/process-logs/" + name + ".log");
+        this.log = claimLog(name);
         Path jar = ROOT.resolve(module + "/target/" + module + ".jar");
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(
@@ -246,8 +250,26 @@ final class ServiceProcess implements AutoCloseable {
 
     @Override
     public void close() {
-        if (isAlive()) {
-            stop(false, Duration.ofSeconds(15));
+        try {
+            if (isAlive()) {
+                stop(false, Duration.ofSeconds(15));
+            }
+        } finally {
+            LOGS_IN_USE.remove(log);
+        }
+    }
+
+    /**
+     * {@code name}.log, or {@code name-2}.log … while another test's process of the same name still
+     * writes to it: two processes appending to one file would each read the other's lines as theirs.
+     */
+    private static Path claimLog(String name) {
+        Path dir = ROOT.resolve("system-tests/target/process-logs");
+        for (int i = 1; ; i++) {
+            Path candidate = dir.resolve(i == 1 ? name + ".log" : name + "-" + i + ".log");
+            if (LOGS_IN_USE.add(candidate)) {
+                return candidate;
+            }
         }
     }
 
