@@ -61,7 +61,7 @@ public final class Admission {
             this.nominal = nominal;
             this.queues = config.queues() == 0
                     ? null
-                    : new QueueSet(config.queues(), config.handSize(), config.queueLengthLimit());
+                    : new QueueSet(config.queues(), config.handSize(), config.queueLengthLimit(), server.queueOrder());
             this.pushback = new Pushback(
                     server.retryPushback().toMillis(), server.maxRetryPushback().toMillis());
         }
@@ -115,6 +115,7 @@ public final class Admission {
     private final LongSupplier clock;
     private final Timer timer;
     private final boolean hasLevelsWithoutQueues;
+    private final boolean earliestDeadlineFirst;
     private final RateLimitedLog listenerFailures = new RateLimitedLog(log, Duration.ofSeconds(10));
     private final ThreadLocal<Starter> starters = ThreadLocal.withInitial(Starter::new);
 
@@ -123,6 +124,10 @@ public final class Admission {
 
     @GuardedBy("lock")
     private boolean draining;
+
+    /** How many calls have queued: each one's place, for ties in deadline order. */
+    @GuardedBy("lock")
+    private long queued;
 
     private Admission(Builder builder) {
         AdmissionConfig config = builder.config;
@@ -141,6 +146,7 @@ public final class Admission {
         this.levels = Collections.unmodifiableMap(byName);
         this.levelArray = byName.values().toArray(new Level[0]);
         this.hasLevelsWithoutQueues = config.levels().stream().anyMatch(level -> level.queues() == 0);
+        this.earliestDeadlineFirst = config.queueOrder() == QueueOrder.DEADLINE;
     }
 
     /** Admission with {@code config}, on the system clock, its time-outs on the library's one timer thread. */
@@ -204,6 +210,7 @@ public final class Admission {
                 throw new IllegalStateException("a request is offered once");
             }
             request.offeredNanos = now;
+            request.startByNanos = saturatedAdd(now, request.allowanceNanos);
             if (executing + request.width <= limit - reservedFor(level)) {
                 seat(request, now);
                 seated = true;
@@ -321,7 +328,8 @@ public final class Admission {
         if (level.queues.full(queue)) {
             return reject(request, level, RejectReason.QUEUE_FULL, now);
         }
-        long predictedWait = level.queues.dispatchesAhead(queue) * level.estimateNanos / level.seats();
+        request.sequence = queued++;
+        long predictedWait = level.queues.dispatchesAhead(queue, request) * level.estimateNanos / level.seats();
         // It must be able to wait and then do its own work (the level's measured service time).
         if (predictedWait + level.estimateNanos > request.allowanceNanos) {
             return reject(request, level, RejectReason.DEADLINE_INFEASIBLE, now);
@@ -397,7 +405,21 @@ public final class Admission {
                 break;
             }
             next.queues.sync(now, next.seats());
-            if (executing + next.queues.peek().width > limit) {
+            Ticket head = next.queues.peek();
+            if (earliestDeadlineFirst && cannotFinish(head, next, now)) {
+                // Served now it would end after its deadline: its caller hears at once, and the seat
+                // goes to a call that can still make it.
+                next.queues.remove(head);
+                head.state = Ticket.State.DONE;
+                head.rejection = new Rejection(next.name, RejectReason.CANNOT_FINISH, Duration.ZERO);
+                cancelTimeout(head);
+                if (started == null) {
+                    started = new ArrayList<>(2);
+                }
+                started.add(head);
+                continue;
+            }
+            if (executing + head.width > limit) {
                 break; // the next call in fair order is wider than the seats free: it waits for more
             }
             Ticket request = next.queues.poll(next.estimateNanos);
@@ -411,6 +433,17 @@ public final class Admission {
         return started;
     }
 
+    /** Whether what is left of {@code request}'s allowance at {@code now} is less than its level's service time. */
+    private static boolean cannotFinish(Ticket request, Level level, long now) {
+        return request.allowanceNanos - (now - request.offeredNanos) < level.estimateNanos;
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long sum = a + b;
+        // Overflow only when both have the same sign and the sum's differs.
+        return ((a ^ sum) & (b ^ sum)) < 0 ? (b > 0 ? Long.MAX_VALUE : Long.MIN_VALUE) : sum;
+    }
+
     private static void cancelTimeout(Ticket request) {
         Runnable cancel = request.cancelTimeout;
         request.cancelTimeout = null;
@@ -420,7 +453,7 @@ public final class Admission {
     }
 
     /**
-     * Starts dispatched calls outside the lock. A call that ends while it starts frees its seat
+     * Starts dispatched calls outside the lock, and answers those that could not finish. A call that ends while it starts frees its seat
      * to the next one: that one is started by the loop here, not by recursion, so a long queue of
      * quick failures cannot overflow the stack.
      */
@@ -434,6 +467,11 @@ public final class Admission {
         try {
             Ticket request;
             while ((request = starter.pending.pollFirst()) != null) {
+                if (request.rejection != null) {
+                    rejected(request.level, request.rejection.reason());
+                    request.request.reject(request.rejection);
+                    continue;
+                }
                 dispatched(request.level, request.startedNanos - request.offeredNanos);
                 try {
                     request.request.start(request);

@@ -15,13 +15,15 @@ import java.util.Set;
  * @param maxWait longest a call waits in a queue, also when its deadline would allow more
  * @param retryPushback the first {@code grpc-retry-pushback-ms} a rejected caller is told
  * @param maxRetryPushback the most it grows to while rejections go on (it doubles every second they do)
+ * @param queueOrder the order in which each fair queue's waiting calls are served
  */
 public record AdmissionConfig(
         int limit,
         List<PriorityLevelConfig> levels,
         Duration maxWait,
         Duration retryPushback,
-        Duration maxRetryPushback) {
+        Duration maxRetryPushback,
+        QueueOrder queueOrder) {
 
     /** Seats by default. */
     public static final int DEFAULT_LIMIT = 128;
@@ -31,6 +33,8 @@ public record AdmissionConfig(
     public static final Duration DEFAULT_RETRY_PUSHBACK = Duration.ofSeconds(1);
     /** The longest pushback by default. */
     public static final Duration DEFAULT_MAX_RETRY_PUSHBACK = Duration.ofSeconds(32);
+    /** The queues' order by default: earliest deadline first. */
+    public static final QueueOrder DEFAULT_QUEUE_ORDER = QueueOrder.DEADLINE;
     /**
      * The levels by default, one per {@link Criticality} and named after it, with 50, 35 and 15
      * shares and {@link PriorityLevelConfig#of}'s queues.
@@ -66,7 +70,20 @@ public record AdmissionConfig(
                     "max-retry-pushback",
                     "must not be below retry-pushback (" + retryPushback + "), got " + maxRetryPushback);
         }
+        if (queueOrder == null) {
+            throw new InvalidAdmissionConfigException("queue-order", "must be deadline or arrival, got none");
+        }
         levels = List.copyOf(levels);
+    }
+
+    /** With the default {@link #queueOrder()}, earliest deadline first. */
+    public AdmissionConfig(
+            int limit,
+            List<PriorityLevelConfig> levels,
+            Duration maxWait,
+            Duration retryPushback,
+            Duration maxRetryPushback) {
+        this(limit, levels, maxWait, retryPushback, maxRetryPushback, DEFAULT_QUEUE_ORDER);
     }
 
     /** Checks that every level {@code policy} sends calls to is defined here. */
@@ -99,6 +116,7 @@ public record AdmissionConfig(
         private Duration maxWait = DEFAULT_MAX_WAIT;
         private Duration retryPushback = DEFAULT_RETRY_PUSHBACK;
         private Duration maxRetryPushback = DEFAULT_MAX_RETRY_PUSHBACK;
+        private QueueOrder queueOrder = DEFAULT_QUEUE_ORDER;
 
         private Builder() {}
 
@@ -127,9 +145,15 @@ public record AdmissionConfig(
             return this;
         }
 
+        /** The order in which each fair queue's waiting calls are served; earliest deadline first by default. */
+        public Builder queueOrder(QueueOrder queueOrder) {
+            this.queueOrder = queueOrder;
+            return this;
+        }
+
         /** @throws InvalidAdmissionConfigException naming the field that is out of range */
         public AdmissionConfig build() {
-            return new AdmissionConfig(limit, levels, maxWait, retryPushback, maxRetryPushback);
+            return new AdmissionConfig(limit, levels, maxWait, retryPushback, maxRetryPushback, queueOrder);
         }
     }
 }

@@ -2,9 +2,12 @@ package dev.grpcops.admission;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Queue;
 
 /**
  * Fair queuing inside one priority level (after Kubernetes' queueset): flows are dealt a hand of
@@ -12,19 +15,27 @@ import java.util.Map;
  * call would finish first in virtual time is served next. Virtual time advances, like APF's, at
  * {@code min(demand, seats) / active queues} per unit of real time, and every dispatch charges its
  * queue the level's measured service time, corrected by the real one when the call ends. A flow
- * that sends more only lengthens its own queue. Guarded by the admission's lock.
+ * that sends more only lengthens its own queue. Within a queue, calls are served in the
+ * {@link QueueOrder}: the one that must start soonest first, or as they came. Guarded by the
+ * admission's lock.
  */
 final class QueueSet {
 
+    /** Least time left first; among equals, as they came. */
+    private static final Comparator<Ticket> EARLIEST_DEADLINE = Comparator.<Ticket>comparingLong(
+                    ticket -> ticket.startByNanos)
+            .thenComparingLong(ticket -> ticket.sequence);
+
     static final class FairQueue {
         final int index;
-        final ArrayDeque<Ticket> waiting = new ArrayDeque<>();
+        final Queue<Ticket> waiting;
         int executing;
         /** Virtual time at which this queue's next call would start. */
         double nextDispatchR;
 
-        FairQueue(int index) {
+        FairQueue(int index, QueueOrder order) {
             this.index = index;
+            this.waiting = order == QueueOrder.DEADLINE ? new PriorityQueue<>(EARLIEST_DEADLINE) : new ArrayDeque<>();
         }
 
         boolean idle() {
@@ -53,10 +64,10 @@ final class QueueSet {
     private int executing;
     private int activeQueues;
 
-    QueueSet(int queues, int handSize, int queueLengthLimit) {
+    QueueSet(int queues, int handSize, int queueLengthLimit, QueueOrder order) {
         this.queues = new FairQueue[queues];
         for (int i = 0; i < queues; i++) {
-            this.queues[i] = new FairQueue(i);
+            this.queues[i] = new FairQueue(i, order);
         }
         this.dealer = new ShuffleSharding(queues, handSize);
         this.queueLengthLimit = queueLengthLimit;
@@ -98,15 +109,29 @@ final class QueueSet {
     }
 
     /**
-     * Calls dispatched from this level before a call joining {@code queue} now would be: one
+     * Calls dispatched from this level before {@code joining}, were it to join {@code queue} now: one
      * round of fair order serves one call of every queue that still has one.
      */
-    int dispatchesAhead(FairQueue queue) {
-        int rounds = queue.waiting.size() + 1;
+    int dispatchesAhead(FairQueue queue, Ticket joining) {
+        int rounds = callsAhead(queue, joining) + 1;
         int ahead = rounds;
         for (FairQueue other : queues) {
             if (other != queue) {
                 ahead += Math.min(other.waiting.size(), rounds);
+            }
+        }
+        return ahead;
+    }
+
+    /** The calls of {@code queue} to be served before {@code joining}: all of them, or those due no later. */
+    private int callsAhead(FairQueue queue, Ticket joining) {
+        if (!(queue.waiting instanceof PriorityQueue)) {
+            return queue.waiting.size();
+        }
+        int ahead = 0;
+        for (Ticket waiting : queue.waiting) {
+            if (EARLIEST_DEADLINE.compare(waiting, joining) < 0) {
+                ahead++;
             }
         }
         return ahead;
@@ -117,7 +142,7 @@ final class QueueSet {
             queue.nextDispatchR = virtualTime;
             activeQueues++;
         }
-        queue.waiting.addLast(request);
+        queue.waiting.add(request);
         waiting++;
         flows.computeIfAbsent(flow, f -> new Flow(queue)).waiting++;
         request.queue = queue;
@@ -138,7 +163,7 @@ final class QueueSet {
     /** The next call in fair order, left waiting; null if none waits. */
     Ticket peek() {
         FairQueue next = nextQueue();
-        return next == null ? null : next.waiting.peekFirst();
+        return next == null ? null : next.waiting.peek();
     }
 
     /**
@@ -150,7 +175,7 @@ final class QueueSet {
         if (next == null) {
             return null;
         }
-        Ticket request = next.waiting.pollFirst();
+        Ticket request = next.waiting.poll();
         waiting--;
         leaveFlow(request);
         next.executing++;

@@ -13,6 +13,11 @@ public enum RejectReason {
     CANCELLED("cancelled"),
     /** The call's budget could not cover its predicted wait plus the work it needs. */
     DEADLINE_INFEASIBLE("deadline-infeasible"),
+    /**
+     * When its turn came, the call's remaining budget no longer covered its level's measured service
+     * time ({@link QueueOrder#DEADLINE}): answered {@code DEADLINE_EXCEEDED} rather than served too late.
+     */
+    CANNOT_FINISH("cannot-finish"),
     /** The server began to drain: queued calls end UNAVAILABLE so clients go to another replica. */
     DRAINING("draining");
 

@@ -13,6 +13,10 @@ public record Rejection(String level, RejectReason reason, Duration retryAfter) 
         if (reason == RejectReason.DRAINING) {
             return "server is draining: call not started at priority level '" + level + "', try another replica";
         }
+        if (reason == RejectReason.CANNOT_FINISH) {
+            return "deadline: when its turn came at priority level '" + level
+                    + "', the call's remaining budget no longer covered the level's service time (cannot-finish)";
+        }
         return "overloaded: priority level '" + level + "' rejected the call (" + reason.label() + "); retry after "
                 + retryAfter.toMillis() + " ms";
     }

@@ -19,11 +19,18 @@ final class Ticket implements AdmissionTicket {
 
     State state = State.NEW;
     long offeredNanos;
+    /** The latest it may start and still do its work: offered plus allowance (saturated). */
+    long startByNanos;
+    /** Its place in the order calls were queued, for ties. */
+    long sequence;
+
     long startedNanos;
     long estimateAtDispatchNanos;
     QueueSet.FairQueue queue;
     String flow;
     Runnable cancelTimeout;
+    /** Set when its turn came too late to finish: why it is answered instead of started. */
+    Rejection rejection;
 
     Ticket(Admission.Level level, AdmissionRequest request, long allowanceNanos, int width) {
         this.level = level;

@@ -81,6 +81,8 @@ class AdmissionInterceptorTests {
     private final HeldStock stock = new HeldStock();
     private Admission admission;
     private ManagedChannel channel;
+    /** Admission's clock and timer when a test sets it before {@code start}; the system's otherwise. */
+    private FakeTime time;
 
     /** Throws from startCall, as an interceptor inside admission or a service that fails to load might. */
     private static final ServerInterceptor FAILS_TO_START = new ServerInterceptor() {
@@ -101,15 +103,18 @@ class AdmissionInterceptorTests {
     /** Stock behind {@code inner}, admission and (when not null) {@code outer}, outermost last. */
     private void start(int limit, PriorityLevelConfig level, ServerInterceptor inner, ServerInterceptor outer)
             throws Exception {
-        admission = Admission.builder(new AdmissionConfig(
+        Admission.Builder builder = Admission.builder(new AdmissionConfig(
                         limit, List.of(level), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(32)))
                 .listener(new AdmissionListener() {
                     @Override
                     public void rejected(String levelName, RejectReason reason) {
                         rejections.add(levelName + "/" + reason.label());
                     }
-                })
-                .build();
+                });
+        if (time != null) {
+            builder.nanoClock(time::now).timer(time);
+        }
+        admission = builder.build();
         Map<Criticality, String> levels = new java.util.EnumMap<>(Criticality.class);
         for (Criticality criticality : Criticality.values()) {
             levels.put(criticality, level.name());
@@ -177,6 +182,38 @@ class AdmissionInterceptorTests {
                 .isBetween(1L, 5_000L);
         stock.answerOne();
         second.get(5, TimeUnit.SECONDS);
+        assertThat(admission.level("default").executingSeats()).isZero();
+    }
+
+    @Test
+    void aCallWhoseTurnComesTooLateIsAnsweredDeadlineExceededWithoutRunning() throws Exception {
+        time = new FakeTime();
+        start(1, PriorityLevelConfig.of("default", 1));
+        var first = as("alpha", null).check(CheckRequest.getDefaultInstance());
+        var late = as("beta", null).withDeadlineAfter(5, TimeUnit.SECONDS).check(CheckRequest.getDefaultInstance());
+        await("the second call to queue", () -> admission.level("default").inQueue() == 1);
+
+        // On admission's clock the first call held its seat almost all of the second's budget.
+        time.advanceMillis(4_990);
+        stock.answerOne();
+        first.get(5, TimeUnit.SECONDS);
+
+        assertThatThrownBy(() -> late.get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StatusRuntimeException.class)
+                .cause()
+                .satisfies(e -> {
+                    Status status = ((StatusRuntimeException) e).getStatus();
+                    assertThat(status.getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+                    assertThat(status.getDescription()).contains("'default'").contains("cannot-finish");
+                    assertThat(((StatusRuntimeException) e)
+                                    .getTrailers()
+                                    .containsKey(Metadata.Key.of(
+                                            "grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER)))
+                            .as("no pushback: the budget ran out, not the server")
+                            .isFalse();
+                });
+        assertThat(stock.served).as("its handler never ran").hasSize(1);
+        assertThat(rejections).containsExactly("default/cannot-finish");
         assertThat(admission.level("default").executingSeats()).isZero();
     }
 

@@ -162,9 +162,20 @@ class AdmissionTests {
                 .isEqualTo(RejectReason.CONCURRENCY_LIMIT);
     }
 
+    /** In arrival order a call waits behind its flow's backlog (in deadline order: DeadlineOrderTests). */
     @Test
     void aCallThatCouldNotFinishAfterItsPredictedWaitIsRejectedAtOnce() {
-        Admission admission = admission(1, Duration.ofSeconds(5), PriorityLevelConfig.of("default", 1));
+        Admission admission = Admission.builder(new AdmissionConfig(
+                        1,
+                        List.of(PriorityLevelConfig.of("default", 1)),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(1),
+                        Duration.ofSeconds(32),
+                        QueueOrder.ARRIVAL))
+                .listener(listener)
+                .nanoClock(time::now)
+                .timer(time)
+                .build();
         offer(admission, "default", "holder", 5_000);
         for (int i = 0; i < 30; i++) {
             offer(admission, "default", "backlog", 5_000);

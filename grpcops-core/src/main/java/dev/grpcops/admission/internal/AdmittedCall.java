@@ -117,6 +117,11 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
             call.close(Status.UNAVAILABLE.withDescription(rejection.describe()), trailers);
             return;
         }
+        if (rejection.reason() == RejectReason.CANNOT_FINISH) {
+            // No pushback: its budget, not this server's load, is what ran out.
+            call.close(Status.DEADLINE_EXCEEDED.withDescription(rejection.describe()), trailers);
+            return;
+        }
         trailers.put(
                 Headers.RETRY_PUSHBACK, Long.toString(rejection.retryAfter().toMillis()));
         call.close(Status.RESOURCE_EXHAUSTED.withDescription(rejection.describe()), trailers);

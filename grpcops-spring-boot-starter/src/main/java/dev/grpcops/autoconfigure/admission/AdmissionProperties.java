@@ -5,6 +5,7 @@ import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.PriorityLevelConfig;
+import dev.grpcops.admission.QueueOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -34,6 +35,13 @@ public class AdmissionProperties {
 
     /** Longest a call waits in a queue, also when its deadline would allow more. */
     private Duration maxWait = Duration.ofSeconds(1);
+
+    /**
+     * The order in which each fair queue's waiting calls are served: deadline (the least budget left
+     * first, and a call whose remaining budget no longer covers the level's service time when its
+     * turn comes is answered DEADLINE_EXCEEDED, reason cannot-finish) or arrival (first come, first served).
+     */
+    private QueueOrder queueOrder = QueueOrder.DEADLINE;
 
     /**
      * Whether this service calls others while serving: then a call is admitted to a queue only if
@@ -163,7 +171,7 @@ public class AdmissionProperties {
         List<PriorityLevelConfig> configs = new ArrayList<>();
         levels.forEach((name, level) -> configs.add(
                 new PriorityLevelConfig(name, level.shares, level.queues, level.handSize, level.queueLengthLimit)));
-        return new AdmissionConfig(limit, configs, maxWait, retryPushback, maxRetryPushback);
+        return new AdmissionConfig(limit, configs, maxWait, retryPushback, maxRetryPushback, queueOrder);
     }
 
     CallerPolicy toPolicy() {
@@ -211,6 +219,14 @@ public class AdmissionProperties {
 
     public void setMaxWait(Duration maxWait) {
         this.maxWait = maxWait;
+    }
+
+    public QueueOrder getQueueOrder() {
+        return queueOrder;
+    }
+
+    public void setQueueOrder(QueueOrder queueOrder) {
+        this.queueOrder = queueOrder;
     }
 
     public boolean isCallsDownstream() {
