@@ -3,16 +3,22 @@ package dev.grpcops.cli;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
+import dev.grpcops.deadline.LedgerLine;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -61,8 +67,18 @@ final class CallCommand implements Callable<Integer> {
             description = "metadata sent with the call, repeatable (e.g. -H x-grpcops-caller=me)")
     List<String> headers = new ArrayList<>();
 
+    @Option(
+            names = "--ledger",
+            description =
+                    "ask every hop for its line of the call's budget ledger (with the token in GRPCOPS_ADMIN_TOKEN)"
+                            + " and print the waterfall on stderr: received, queued, handler, granted downstream, slack")
+    boolean ledger;
+
     @Spec
     CommandSpec spec;
+
+    /** Reads the token for --ledger; tests give their own. */
+    Map<String, String> environment = System.getenv();
 
     @Override
     public Integer call() throws InvalidProtocolBufferException, InterruptedException {
@@ -81,6 +97,14 @@ final class CallCommand implements Callable<Integer> {
                         Metadata.Key.of(header.substring(0, equals).trim(), Metadata.ASCII_STRING_MARSHALLER),
                         header.substring(equals + 1).trim());
             }
+            if (ledger) {
+                String token = environment.get(AdminCall.TOKEN_VARIABLE);
+                if (token == null || token.isBlank()) {
+                    throw new IllegalArgumentException(
+                            "--ledger needs the services' admin token in " + AdminCall.TOKEN_VARIABLE);
+                }
+                metadata.put(LEDGER, token.strip());
+            }
         } catch (IllegalArgumentException | InvalidProtocolBufferException e) {
             spec.commandLine().getErr().println("error: " + e.getMessage());
             return 2;
@@ -89,18 +113,81 @@ final class CallCommand implements Callable<Integer> {
         try {
             // The deadline is the call's: connecting (a cold JVM's first connection) comes before it.
             LoadRun.connect(channel);
-            Message answer = ClientCalls.blockingUnaryCall(
-                    io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(metadata)),
-                    called.descriptor(),
-                    CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS),
-                    request);
+            AtomicReference<Metadata> trailers = new AtomicReference<>();
+            Message answer;
+            try {
+                answer = ClientCalls.blockingUnaryCall(
+                        io.grpc.ClientInterceptors.intercept(
+                                channel,
+                                MetadataUtils.newAttachHeadersInterceptor(metadata),
+                                MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers)),
+                        called.descriptor(),
+                        CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS),
+                        request);
+            } catch (StatusRuntimeException e) {
+                if (!ledger) {
+                    throw e;
+                }
+                // Where the budget went matters most when the call failed: the status, then the ledger.
+                spec.commandLine()
+                        .getErr()
+                        .println("error: " + e.getStatus().getCode()
+                                + (e.getStatus().getDescription() == null
+                                        ? ""
+                                        : ": " + e.getStatus().getDescription()));
+                printLedger(e.getTrailers());
+                return 1;
+            }
             spec.commandLine()
                     .getOut()
                     .println(JsonFormat.printer().preservingProtoFieldNames().print(answer));
             spec.commandLine().getOut().flush();
+            if (ledger) {
+                printLedger(trailers.get());
+            }
             return 0;
         } finally {
             channel.shutdownNow();
         }
+    }
+
+    private static final Metadata.Key<String> LEDGER =
+            Metadata.Key.of(LedgerLine.HEADER, Metadata.ASCII_STRING_MARSHALLER);
+
+    /** The waterfall, one hop per row, indented by its distance from the hop called. */
+    private void printLedger(Metadata trailers) {
+        PrintWriter err = spec.commandLine().getErr();
+        List<LedgerLine> lines = new ArrayList<>();
+        Iterable<String> values = trailers == null ? null : trailers.getAll(LEDGER);
+        if (values != null) {
+            values.forEach(value -> LedgerLine.parse(value).ifPresent(lines::add));
+        }
+        if (lines.isEmpty()) {
+            err.println("no budget ledger came back: the hop called runs without grpcops' budget interceptors,"
+                    + " or its admin token is not the one in " + AdminCall.TOKEN_VARIABLE);
+            err.flush();
+            return;
+        }
+        err.println("budget ledger, ms (queued: waiting for a seat; granted: the deadline handed downstream;"
+                + " slack: left at the answer):");
+        err.printf(
+                Locale.ROOT, "%-28s %9s %8s %8s %9s %9s%n", "hop", "received", "queued", "handler", "granted", "slack");
+        for (LedgerLine line : lines) {
+            String hop = "  ".repeat(Math.max(0, line.depth())) + line.hop() + (line.defaulted() ? " (default)" : "");
+            err.printf(
+                    Locale.ROOT,
+                    "%-28s %9.1f %8.1f %8.1f %9s %9.1f%n",
+                    hop,
+                    millis(line.received()),
+                    millis(line.queued()),
+                    millis(line.handler()),
+                    line.granted().isZero() ? "-" : String.format(Locale.ROOT, "%.1f", millis(line.granted())),
+                    millis(line.slack()));
+        }
+        err.flush();
+    }
+
+    private static double millis(Duration duration) {
+        return duration.toNanos() / 1e6;
     }
 }

@@ -1,5 +1,7 @@
 package dev.grpcops.cli;
 
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StatsReply;
@@ -40,6 +42,9 @@ final class TestStockServer implements AutoCloseable {
     static final Metadata.Key<String> CRITICALITY =
             Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER);
 
+    /** The token that gets a caller the budget ledger back. */
+    static final String LEDGER_TOKEN = "cli-test-ledger-token-0123456789";
+
     final AtomicLong calls = new AtomicLong();
     final ConcurrentLinkedQueue<String> callers = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<String> criticalities = new ConcurrentLinkedQueue<>();
@@ -53,7 +58,13 @@ final class TestStockServer implements AutoCloseable {
 
     TestStockServer() throws IOException {
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-                .addService(ServerInterceptors.intercept(new Stock(), new Recording()))
+                .addService(ServerInterceptors.intercept(
+                        new Stock(),
+                        new Recording(),
+                        BudgetInterceptors.builder(BudgetRules.DEFAULTS)
+                                .ledgerToken(LEDGER_TOKEN)
+                                .build()
+                                .server()))
                 .build()
                 .start();
     }

@@ -151,6 +151,41 @@ class ComposeIT {
         }
     }
 
+    /**
+     * What an operator types to see where a Checkout's deadline went: {@code grpcops call … --ledger}
+     * in the Edge container, whose environment holds the suite's admin token. Every hop answers with
+     * its line, each below the one that called it.
+     */
+    @Test
+    @Timeout(value = 8, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void theLedgerOfOneCheckoutShowsTheThreeHops(ComposeSuite suite) {
+        await().atMost(Duration.ofMinutes(4))
+                .pollInterval(Duration.ofSeconds(2))
+                .until(() -> HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2))
+                        .serving());
+        await().atMost(Duration.ofMinutes(2))
+                .pollInterval(Duration.ofSeconds(2))
+                // A Checkout slower than its deadline on a busy machine only means another round.
+                .ignoreExceptionsInstanceOf(IllegalStateException.class)
+                .untilAsserted(() -> {
+                    String printed = suite.exec(
+                            "edge",
+                            "grpcops",
+                            "call",
+                            "127.0.0.1:50063",
+                            "Checkout",
+                            "{\"skus\":[\"ledger-a\"]}",
+                            "--deadline",
+                            "2s",
+                            "--ledger");
+                    assertThat(printed).contains("budget ledger");
+                    assertThat(printed.lines())
+                            .anyMatch(line -> line.startsWith("chain.v1.Edge "))
+                            .anyMatch(line -> line.startsWith("  chain.v1.Pricing "))
+                            .anyMatch(line -> line.startsWith("    chain.v1.Stock "));
+                });
+    }
+
     private static List<String> dashboardQueries() throws IOException {
         var dashboard = JsonParser.parseString(
                         Files.readString(Docker.ROOT.resolve("deploy/grafana/dashboards/grpcops.json")))

@@ -27,7 +27,8 @@ public final class BudgetInterceptors {
     private final ClientInterceptor client;
 
     private BudgetInterceptors(Builder builder) {
-        this.server = new BudgetServerInterceptor(builder.rules, builder.listener, builder.excludedServices);
+        this.server = new BudgetServerInterceptor(
+                builder.rules, builder.listener, builder.excludedServices, builder.ledgerToken);
         this.client = new BudgetClientInterceptor(builder.rules, builder.listener);
     }
 
@@ -51,6 +52,7 @@ public final class BudgetInterceptors {
         private final BudgetRules rules;
         private BudgetListener listener = BudgetListener.NONE;
         private Set<String> excludedServices = Set.copyOf(InfrastructureServices.NAMES);
+        private String ledgerToken;
 
         private Builder(BudgetRules rules) {
             this.rules = Objects.requireNonNull(rules, "rules");
@@ -68,6 +70,17 @@ public final class BudgetInterceptors {
          */
         public Builder excludedServices(Set<String> excludedServices) {
             this.excludedServices = Set.copyOf(excludedServices);
+            return this;
+        }
+
+        /**
+         * The token a caller presents as {@link LedgerLine#HEADER} to get the call's budget ledger in
+         * the trailers: this hop's line and those its downstream calls return (the ask is passed on
+         * to them, so every hop that holds the same token adds its line). Usually the admin token.
+         * None (the default): the ledger goes only to the listener.
+         */
+        public Builder ledgerToken(String token) {
+            this.ledgerToken = token;
             return this;
         }
 

@@ -20,4 +20,7 @@ public interface BudgetListener {
 
     /** A downstream call to {@code method} was not sent: the budget could not cover it. */
     default void notSent(String method) {}
+
+    /** A served call of {@code method} was answered; {@code line} is where its budget went at this hop. */
+    default void answered(String method, LedgerLine line) {}
 }

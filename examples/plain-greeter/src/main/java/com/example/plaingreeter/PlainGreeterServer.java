@@ -56,7 +56,10 @@ public final class PlainGreeterServer {
                 .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods()))
                         .token(adminToken))
                 .warmUp()
-                .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS).build())
+                // A caller with the admin token gets where the budget went: grpcops call ... --ledger.
+                .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS)
+                        .ledgerToken(adminToken)
+                        .build())
                 .admission(AdmissionInterceptors.server(
                         Admission.builder(AdmissionConfig.builder().build()).build()))
                 .faults(faults)

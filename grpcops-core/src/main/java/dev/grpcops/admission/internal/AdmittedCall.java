@@ -6,6 +6,7 @@ import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
+import dev.grpcops.deadline.internal.CallLedger;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.Headers;
 import dev.grpcops.internal.OpenDownstream;
@@ -85,6 +86,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         ServerCall.Listener<ReqT> delegate;
         Context previous = context.attach();
         try {
+            waitEnded();
             delegate = next.startCall(call, headers);
         } catch (Throwable e) {
             release();
@@ -109,8 +111,17 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         }
     }
 
+    /** Tells the call's budget ledger, if it has one, that its wait for a seat is over. */
+    private void waitEnded() {
+        CallLedger ledger = CallLedger.in(context);
+        if (ledger != null) {
+            ledger.waitEnded();
+        }
+    }
+
     @Override
     public void reject(Rejection rejection) {
+        waitEnded();
         listener.ended();
         Metadata trailers = new Metadata();
         if (rejection.reason() == RejectReason.DRAINING) {

@@ -8,6 +8,9 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.Deadline;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
@@ -48,9 +51,42 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         if (options.getDeadline() != null) {
             deadline = deadline.minimum(options.getDeadline());
         }
-        listener.handedDownstream(
-                method.getFullMethodName(), Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS)));
-        return next.newCall(method, options.withDeadline(deadline));
+        Duration handed = Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
+        listener.handedDownstream(method.getFullMethodName(), handed);
+        ClientCall<ReqT, RespT> call = next.newCall(method, options.withDeadline(deadline));
+        CallLedger ledger = CallLedger.current();
+        if (ledger == null) {
+            return call;
+        }
+        ledger.granted(handed);
+        return ledger.ask() == null ? call : new AskingForTheLedger<>(call, ledger);
+    }
+
+    /** Passes the caller's ask for the ledger on, and hands the lines that come back to the served call's ledger. */
+    private static final class AskingForTheLedger<ReqT, RespT>
+            extends ForwardingClientCall.SimpleForwardingClientCall<ReqT, RespT> {
+
+        private final CallLedger ledger;
+
+        AskingForTheLedger(ClientCall<ReqT, RespT> call, CallLedger ledger) {
+            super(call);
+            this.ledger = ledger;
+        }
+
+        @Override
+        public void start(Listener<RespT> listener, Metadata headers) {
+            headers.discardAll(CallLedger.HEADER);
+            headers.put(CallLedger.HEADER, ledger.ask());
+            super.start(
+                    new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                        @Override
+                        public void onClose(Status status, Metadata trailers) {
+                            ledger.returned(trailers.getAll(CallLedger.HEADER));
+                            super.onClose(status, trailers);
+                        }
+                    },
+                    headers);
+        }
     }
 
     private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {

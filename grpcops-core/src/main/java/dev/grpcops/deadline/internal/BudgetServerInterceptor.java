@@ -3,15 +3,20 @@ package dev.grpcops.deadline.internal;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.deadline.LedgerLine;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.ContextualizedListener;
 import dev.grpcops.internal.Headers;
 import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
+import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.Set;
 
 /**
@@ -20,23 +25,33 @@ import java.util.Set;
  * {@link BudgetClientInterceptor} find it. A call that arrived with {@code grpc-previous-rpc-attempts}
  * (a retry or hedge of an upstream hop) gets a budget that says so: no extra attempt is made under it;
  * so does a warm-up call ({@code grpcops-warm-up: 1}), whose downstream calls are not accounted either.
+ * When the call ends, the hop's {@link LedgerLine} goes to the listener, and into the trailers (with
+ * the lines its downstream calls returned) when the caller asked with the ledger token.
  */
 public final class BudgetServerInterceptor implements ServerInterceptor {
 
     private final BudgetRules rules;
     private final BudgetListener listener;
     private final Set<String> excludedServices;
+    /** The token a caller presents to get the ledger back; null: nobody gets it. */
+    private final byte[] ledgerToken;
 
     /**
      * @param rules the budget rules
-     * @param listener told of every arrival
+     * @param listener told of every arrival and every answer
      * @param excludedServices services whose calls get no budget, e.g. long-lived health
      *     {@code Watch} streams, which would otherwise count as calls without a deadline
+     * @param ledgerToken the value of {@link LedgerLine#HEADER} that gets a caller the ledger in the
+     *     trailers; null or blank: the ledger is never sent
      */
-    public BudgetServerInterceptor(BudgetRules rules, BudgetListener listener, Set<String> excludedServices) {
+    public BudgetServerInterceptor(
+            BudgetRules rules, BudgetListener listener, Set<String> excludedServices, String ledgerToken) {
         this.rules = rules;
         this.listener = listener;
         this.excludedServices = Set.copyOf(excludedServices);
+        this.ledgerToken = ledgerToken == null || ledgerToken.isBlank()
+                ? null
+                : ledgerToken.strip().getBytes(StandardCharsets.UTF_8);
     }
 
     @Override
@@ -47,15 +62,16 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         }
         // The server has already turned the caller's grpc-timeout header into the context's deadline.
         Budget budget = Budget.arrived(Context.current().getDeadline(), rules, Headers.arrivedAsRetry(headers));
-        if (!WarmUpMark.active()) {
-            // The process's own warm-up calls feed no statistics.
+        boolean counted = !WarmUpMark.active(); // the process's own warm-up calls feed no statistics
+        if (counted) {
             listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
         }
-        Context context = budget.attachTo(Context.current());
+        CallLedger ledger = new CallLedger(call.getMethodDescriptor().getServiceName(), budget, ask(headers));
+        Context context = ledger.attachTo(budget.attachTo(Context.current()));
         ServerCall.Listener<ReqT> handler;
         Context previous = context.attach();
         try {
-            handler = next.startCall(call, headers);
+            handler = next.startCall(new Answering<>(call, ledger, counted), headers);
         } finally {
             context.detach(previous);
         }
@@ -66,5 +82,45 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
             return handler;
         }
         return new ContextualizedListener<>(context, handler);
+    }
+
+    /** The caller's ask when it presented the ledger token (compared in constant time), else null. */
+    private String ask(Metadata headers) {
+        if (ledgerToken == null) {
+            return null;
+        }
+        String value = headers.get(CallLedger.HEADER);
+        if (value == null || !MessageDigest.isEqual(value.strip().getBytes(StandardCharsets.UTF_8), ledgerToken)) {
+            return null;
+        }
+        return value;
+    }
+
+    /** Writes the hop's ledger line when the call is answered. */
+    private final class Answering<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+
+        private final CallLedger ledger;
+        private final boolean counted;
+
+        Answering(ServerCall<ReqT, RespT> call, CallLedger ledger, boolean counted) {
+            super(call);
+            this.ledger = ledger;
+            this.counted = counted;
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            LedgerLine line = ledger.answered();
+            if (counted) {
+                listener.answered(getMethodDescriptor().getFullMethodName(), line);
+            }
+            if (ledger.ask() != null) {
+                trailers.put(CallLedger.HEADER, line.toHeaderValue());
+                for (LedgerLine downstream : ledger.downstream()) {
+                    trailers.put(CallLedger.HEADER, downstream.toHeaderValue());
+                }
+            }
+            super.close(status, trailers);
+        }
     }
 }

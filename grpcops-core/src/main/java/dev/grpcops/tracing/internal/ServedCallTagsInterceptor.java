@@ -4,10 +4,14 @@ import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.deadline.LedgerLine;
+import dev.grpcops.deadline.internal.CallLedger;
+import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import io.grpc.Status;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import java.util.Optional;
@@ -15,7 +19,8 @@ import java.util.Optional;
 /**
  * Once admission has let the call in (this interceptor sits inside it): the budget the call arrived
  * with, the reserve, the caller, its criticality and level, and how long admission held it, onto the
- * served call's span, when that is recorded.
+ * served call's span, when that is recorded; when the call is answered, the rest of its budget ledger:
+ * how long the handler took, the deadline it handed downstream, and the budget left (slack).
  */
 public final class ServedCallTagsInterceptor implements ServerInterceptor {
 
@@ -27,6 +32,9 @@ public final class ServedCallTagsInterceptor implements ServerInterceptor {
     private static final AttributeKey<String> CALLER = AttributeKey.stringKey("grpcops.caller");
     private static final AttributeKey<String> CRITICALITY = AttributeKey.stringKey("grpcops.criticality");
     private static final AttributeKey<String> LEVEL = AttributeKey.stringKey("grpcops.admission.level");
+    private static final AttributeKey<Double> HANDLER = AttributeKey.doubleKey("grpcops.budget.handler_ms");
+    private static final AttributeKey<Double> GRANTED = AttributeKey.doubleKey("grpcops.budget.granted_ms");
+    private static final AttributeKey<Double> SLACK = AttributeKey.doubleKey("grpcops.budget.slack_ms");
 
     private final Double reserveMillis;
     private final CallerPolicy policy;
@@ -45,10 +53,30 @@ public final class ServedCallTagsInterceptor implements ServerInterceptor {
     public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
             ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
         ServedSpan served = ServedSpan.current();
-        if (served != null && served.recording()) {
-            tag(served);
+        if (served == null || !served.recording()) {
+            return next.startCall(call, headers);
         }
-        return next.startCall(call, headers);
+        tag(served);
+        CallLedger ledger = CallLedger.current();
+        if (ledger == null) {
+            return next.startCall(call, headers);
+        }
+        return next.startCall(
+                new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+                    @Override
+                    public void close(Status status, Metadata trailers) {
+                        // The rest of the hop's ledger line: its handler, what it handed downstream, what was left.
+                        LedgerLine line = ledger.answered();
+                        Span span = served.span();
+                        span.setAttribute(
+                                HANDLER, Attributes.millis(line.handler().toNanos()));
+                        span.setAttribute(
+                                GRANTED, Attributes.millis(line.granted().toNanos()));
+                        span.setAttribute(SLACK, Attributes.millis(line.slack().toNanos()));
+                        super.close(status, trailers);
+                    }
+                },
+                headers);
     }
 
     private void tag(ServedSpan served) {

@@ -19,6 +19,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.Environment;
 
 /**
  * Deadline budgets for a net.devh gRPC service: the server half (every served call gets a budget)
@@ -57,10 +58,14 @@ public class BudgetAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    BudgetInterceptors budgetInterceptors(BudgetRules rules, BudgetListener listener, BudgetProperties properties) {
+    BudgetInterceptors budgetInterceptors(
+            BudgetRules rules, BudgetListener listener, BudgetProperties properties, Environment environment) {
         return BudgetInterceptors.builder(rules)
                 .listener(listener)
                 .excludedServices(new HashSet<>(properties.getExcludedServices()))
+                // The ledger goes back to callers who hold the admin token (grpcops call --ledger); the
+                // admin feature checks the token itself and refuses the start on an unusable one.
+                .ledgerToken(environment.getProperty("grpcops.admin.token"))
                 .build();
     }
 

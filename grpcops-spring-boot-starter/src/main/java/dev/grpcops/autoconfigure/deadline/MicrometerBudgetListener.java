@@ -2,6 +2,7 @@ package dev.grpcops.autoconfigure.deadline;
 
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
+import dev.grpcops.deadline.LedgerLine;
 import dev.grpcops.tracing.CallTags;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -12,7 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The budget's own metrics, in Micrometer. Prometheus names:
- * {@code grpc_budget_remaining_seconds}, {@code grpc_budget_downstream_seconds},
+ * {@code grpc_budget_remaining_seconds}, {@code grpc_budget_downstream_seconds}, {@code grpc_budget_slack_seconds},
+ * {@code grpc_budget_answered_late_total},
  * {@code grpc_budget_default_applied_total} and {@code grpc_budget_insufficient_total}. Each meter is built once, on first use, and reused:
  * a call costs map look-ups and the recording itself. Method tags come from the server's own
  * method descriptors and the channels' calls, so they are bounded by what the service serves and calls.
@@ -27,11 +29,21 @@ final class MicrometerBudgetListener implements BudgetListener {
         Duration.ofSeconds(10), Duration.ofSeconds(30),
     };
 
+    /** Slack buckets: the same, and finer near zero, where a hop that spends nearly all of its budget shows. */
+    private static final Duration[] SLACK_BUCKETS = {
+        Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
+        Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(300), Duration.ofMillis(500),
+        Duration.ofMillis(700), Duration.ofMillis(800), Duration.ofSeconds(1), Duration.ofMillis(1500),
+        Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
+    };
+
     private final MeterRegistry registry;
     private final Map<String, Timer> remaining = new ConcurrentHashMap<>();
     private final Map<String, Counter> defaulted = new ConcurrentHashMap<>();
     private final Map<String, Timer> downstream = new ConcurrentHashMap<>();
     private final Map<String, Counter> notSent = new ConcurrentHashMap<>();
+    private final Map<String, Timer> slack = new ConcurrentHashMap<>();
+    private final Map<String, Counter> late = new ConcurrentHashMap<>();
 
     MicrometerBudgetListener(MeterRegistry registry) {
         this.registry = registry;
@@ -62,6 +74,28 @@ final class MicrometerBudgetListener implements BudgetListener {
                 .computeIfAbsent(
                         method, m -> histogram("grpc.budget.downstream", "Deadline handed to a downstream call", m))
                 .record(atLeastZero(deadline));
+    }
+
+    @Override
+    public void answered(String method, LedgerLine line) {
+        slack.computeIfAbsent(
+                        method,
+                        m -> Timer.builder("grpc.budget.slack")
+                                .description(
+                                        "Budget left when a served call was answered (0 when it was answered late)")
+                                .tag("method", m)
+                                .serviceLevelObjectives(SLACK_BUCKETS)
+                                .register(registry))
+                .record(atLeastZero(line.slack()));
+        if (line.slack().isNegative()) {
+            late.computeIfAbsent(
+                            method,
+                            m -> Counter.builder("grpc.budget.answered.late")
+                                    .description("Served calls answered after their budget's deadline")
+                                    .tag("method", m)
+                                    .register(registry))
+                    .increment();
+        }
     }
 
     @Override

@@ -1,0 +1,102 @@
+package dev.grpcops.deadline.internal;
+
+import dev.grpcops.deadline.Budget;
+import dev.grpcops.deadline.LedgerLine;
+import io.grpc.Context;
+import io.grpc.Metadata;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What one served call's hop records for its {@link LedgerLine}: made on arrival by
+ * {@link BudgetServerInterceptor}, told by admission when the handler starts and by
+ * {@link BudgetClientInterceptor} what each downstream call was granted and, when the caller asked for
+ * the ledger, what those calls' hops returned. It rides in the call's {@link Context}.
+ */
+public final class CallLedger {
+
+    static final Context.Key<CallLedger> KEY = Context.key("grpcops-call-ledger");
+    static final Metadata.Key<String> HEADER = Metadata.Key.of(LedgerLine.HEADER, Metadata.ASCII_STRING_MARSHALLER);
+
+    private final String hop;
+    private final Budget budget;
+    private final Duration received;
+    private final long arrivedNanos;
+    /** The ask, as the caller sent it, to pass on downstream; null when the caller did not ask or may not. */
+    private final String ask;
+
+    private volatile long handlerStartedNanos;
+    private final AtomicLong grantedNanos = new AtomicLong();
+    private final ConcurrentLinkedQueue<LedgerLine> downstream = new ConcurrentLinkedQueue<>();
+
+    CallLedger(String hop, Budget budget, String ask) {
+        this.hop = hop;
+        this.budget = budget;
+        this.received = budget.remaining();
+        this.arrivedNanos = System.nanoTime();
+        this.handlerStartedNanos = arrivedNanos;
+        this.ask = ask;
+    }
+
+    /** The ledger of the call served in the current context, or null. */
+    public static CallLedger current() {
+        return KEY.get();
+    }
+
+    /** The ledger of the call served in {@code context}, or null. */
+    public static CallLedger in(Context context) {
+        return KEY.get(context);
+    }
+
+    Context attachTo(Context context) {
+        return context.withValue(KEY, this);
+    }
+
+    /**
+     * Admission has decided now (a seat, or an answer): the time since arrival was spent queued. A
+     * call that no admission held starts its handler on arrival.
+     */
+    public void waitEnded() {
+        handlerStartedNanos = System.nanoTime();
+    }
+
+    void granted(Duration deadline) {
+        grantedNanos.accumulateAndGet(deadline.toNanos(), Math::max);
+    }
+
+    /** The caller's ask, to send on with each downstream call; null when the caller did not ask. */
+    String ask() {
+        return ask;
+    }
+
+    /** A downstream call returned {@code lines}: they go back to the asker behind this hop's own. */
+    void returned(Iterable<String> lines) {
+        if (lines == null) {
+            return;
+        }
+        for (String value : lines) {
+            LedgerLine.parse(value).map(LedgerLine::deeper).ifPresent(downstream::add);
+        }
+    }
+
+    /** The hop's line, as it answers now. */
+    public LedgerLine answered() {
+        long now = System.nanoTime();
+        long started = handlerStartedNanos;
+        return LedgerLine.builder(hop)
+                .received(received)
+                .defaulted(budget.defaulted())
+                .queued(Duration.ofNanos(Math.max(0, started - arrivedNanos)))
+                .handler(Duration.ofNanos(Math.max(0, now - started)))
+                .granted(Duration.ofNanos(grantedNanos.get()))
+                .slack(budget.remaining())
+                .build();
+    }
+
+    /** The lines the downstream calls returned, in the order they came. */
+    List<LedgerLine> downstream() {
+        return List.copyOf(downstream);
+    }
+}

@@ -1,0 +1,272 @@
+package dev.grpcops.deadline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.ServerStack;
+import dev.grpcops.admission.Admission;
+import dev.grpcops.admission.AdmissionConfig;
+import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.admission.PriorityLevelConfig;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteReply;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Each hop's ledger line, and the waterfall a caller with the token gets back, over real in-process gRPC (SPEC §19). */
+@Timeout(30)
+class BudgetLedgerTests {
+
+    private static final String TOKEN = "ledger-test-token-0123456789";
+    private static final Metadata.Key<String> LEDGER =
+            Metadata.Key.of(LedgerLine.HEADER, Metadata.ASCII_STRING_MARSHALLER);
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final List<LedgerLine> answered = new CopyOnWriteArrayList<>();
+    private final BudgetListener listener = new BudgetListener() {
+        @Override
+        public void answered(String method, LedgerLine line) {
+            answered.add(line);
+        }
+    };
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable closeable : closeables) {
+            closeable.close();
+        }
+    }
+
+    private BudgetInterceptors budget() {
+        return BudgetInterceptors.builder(BudgetRules.DEFAULTS)
+                .listener(listener)
+                .ledgerToken(TOKEN)
+                .build();
+    }
+
+    private ManagedChannel channel(String name, BudgetInterceptors budget) {
+        ManagedChannel channel = budget == null
+                ? InProcessChannelBuilder.forName(name).directExecutor().build()
+                : InProcessChannelBuilder.forName(name)
+                        .directExecutor()
+                        .intercept(budget.client())
+                        .build();
+        closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        return channel;
+    }
+
+    private void serve(String name, io.grpc.ServerServiceDefinition service) throws Exception {
+        Server server = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(service)
+                .build()
+                .start();
+        closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    }
+
+    /** Pricing calling Stock, each with the budget interceptors; returns the channel to Pricing. */
+    private ManagedChannel pricingInFrontOfStock() throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        serve(
+                name + "-stock",
+                ServerInterceptors.intercept(
+                        new StockGrpc.StockImplBase() {
+                            @Override
+                            public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                                reply.onNext(CheckReply.newBuilder()
+                                        .setSku(request.getSku())
+                                        .build());
+                                reply.onCompleted();
+                            }
+                        },
+                        budget().server()));
+        StockGrpc.StockStub stock = StockGrpc.newStub(channel(name + "-stock", budget()));
+        serve(
+                name + "-pricing",
+                ServerInterceptors.intercept(
+                        new PricingGrpc.PricingImplBase() {
+                            @Override
+                            public void quote(QuoteRequest request, StreamObserver<QuoteReply> reply) {
+                                stock.check(
+                                        CheckRequest.newBuilder()
+                                                .setSku(request.getSku())
+                                                .build(),
+                                        new StreamObserver<>() {
+                                            @Override
+                                            public void onNext(CheckReply value) {}
+
+                                            @Override
+                                            public void onError(Throwable t) {
+                                                reply.onError(t);
+                                            }
+
+                                            @Override
+                                            public void onCompleted() {
+                                                reply.onNext(QuoteReply.newBuilder()
+                                                        .setSku(request.getSku())
+                                                        .build());
+                                                reply.onCompleted();
+                                            }
+                                        });
+                            }
+                        },
+                        budget().server()));
+        return channel(name + "-pricing", null);
+    }
+
+    /** One Quote with a 2 s deadline, {@code ledgerHeader} as the ask (null: none); the trailers it got. */
+    private static Metadata quote(ManagedChannel pricing, String ledgerHeader) {
+        AtomicReference<Metadata> trailers = new AtomicReference<>();
+        Metadata headers = new Metadata();
+        if (ledgerHeader != null) {
+            headers.put(LEDGER, ledgerHeader);
+        }
+        PricingGrpc.newBlockingStub(pricing)
+                .withInterceptors(
+                        MetadataUtils.newAttachHeadersInterceptor(headers),
+                        MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers))
+                .withDeadlineAfter(2, TimeUnit.SECONDS)
+                .quote(QuoteRequest.newBuilder().setSku("a").build());
+        return trailers.get();
+    }
+
+    private static List<LedgerLine> ledger(Metadata trailers) {
+        Iterable<String> values = trailers.getAll(LEDGER);
+        List<LedgerLine> lines = new ArrayList<>();
+        if (values != null) {
+            values.forEach(value -> lines.add(LedgerLine.parse(value).orElseThrow()));
+        }
+        return lines;
+    }
+
+    @Test
+    void aCallerWithTheTokenGetsEveryHopsLineOutermostFirst() throws Exception {
+        ManagedChannel pricing = pricingInFrontOfStock();
+
+        List<LedgerLine> lines = ledger(quote(pricing, TOKEN));
+
+        assertThat(lines).extracting(LedgerLine::hop).containsExactly("chain.v1.Pricing", "chain.v1.Stock");
+        assertThat(lines).extracting(LedgerLine::depth).containsExactly(0, 1);
+        LedgerLine front = lines.get(0);
+        LedgerLine back = lines.get(1);
+        assertThat(front.received()).isBetween(Duration.ofMillis(1_500), Duration.ofSeconds(2));
+        assertThat(front.defaulted()).isFalse();
+        assertThat(front.granted())
+                .as("Pricing handed Stock its budget less the reserve")
+                .isLessThanOrEqualTo(front.received().minus(BudgetRules.DEFAULTS.reserve()))
+                .isPositive();
+        assertThat(back.received()).as("Stock received what Pricing granted").isLessThanOrEqualTo(front.granted());
+        assertThat(back.granted()).as("Stock called nobody").isZero();
+        assertThat(front.slack()).isPositive().isLessThan(front.received());
+        assertThat(front.queued()).as("no admission: no wait").isLessThan(Duration.ofMillis(100));
+        assertThat(front.handler()).isLessThanOrEqualTo(front.received().minus(front.slack()));
+    }
+
+    @Test
+    void withoutTheTokenNoLedgerLeavesButEveryHopCountsItsSlack() throws Exception {
+        ManagedChannel pricing = pricingInFrontOfStock();
+
+        assertThat(ledger(quote(pricing, null))).as("not asked").isEmpty();
+        assertThat(ledger(quote(pricing, "a-wrong-token-0123456789")))
+                .as("a wrong token")
+                .isEmpty();
+        assertThat(answered)
+                .extracting(LedgerLine::hop)
+                .containsExactlyInAnyOrder("chain.v1.Stock", "chain.v1.Pricing", "chain.v1.Stock", "chain.v1.Pricing");
+        assertThat(answered).allSatisfy(line -> assertThat(line.slack()).isPositive());
+    }
+
+    @Test
+    void theWaitForASeatIsCountedAsQueued() throws Exception {
+        BlockingQueue<StreamObserver<CheckReply>> held = new LinkedBlockingQueue<>();
+        Admission admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(1)
+                        .levels(List.of(PriorityLevelConfig.of("default", 1)))
+                        .build())
+                .build();
+        ServerStack stack = ServerStack.builder()
+                .budget(budget())
+                .admission(AdmissionInterceptors.server(admission))
+                .build();
+        String name = InProcessServerBuilder.generateName();
+        serve(
+                name,
+                stack.intercept(
+                        new StockGrpc.StockImplBase() {
+                            @Override
+                            public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                                held.add(reply);
+                            }
+                        }.bindService()));
+        ManagedChannel channel = channel(name, null);
+        Metadata asking = new Metadata();
+        asking.put(LEDGER, TOKEN);
+        var first = StockGrpc.newFutureStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .check(CheckRequest.getDefaultInstance());
+        AtomicReference<Metadata> trailers = new AtomicReference<>();
+        var second = StockGrpc.newFutureStub(channel)
+                .withInterceptors(
+                        MetadataUtils.newAttachHeadersInterceptor(asking),
+                        MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers))
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .check(CheckRequest.getDefaultInstance());
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> admission.level("default").inQueue() == 1);
+        long queuedFrom = System.nanoTime();
+        StreamObserver<CheckReply> seat = held.poll(10, TimeUnit.SECONDS);
+        long waitedAtLeast = System.nanoTime() - queuedFrom;
+        seat.onNext(CheckReply.getDefaultInstance());
+        seat.onCompleted();
+        first.get(5, TimeUnit.SECONDS);
+        StreamObserver<CheckReply> next = held.poll(10, TimeUnit.SECONDS);
+        next.onNext(CheckReply.getDefaultInstance());
+        next.onCompleted();
+        second.get(5, TimeUnit.SECONDS);
+
+        LedgerLine line = ledger(trailers.get()).get(0);
+        assertThat(line.queued()).isPositive().isGreaterThanOrEqualTo(Duration.ofNanos(waitedAtLeast));
+    }
+
+    @Test
+    void aLineSurvivesItsTrailerAndAnythingElseIsNotALine() {
+        LedgerLine line = LedgerLine.builder("chain.v1.Edge")
+                .depth(0)
+                .received(Duration.ofMillis(1000))
+                .defaulted(true)
+                .queued(Duration.ofNanos(1_250_000))
+                .handler(Duration.ofMillis(42))
+                .granted(Duration.ofMillis(800))
+                .slack(Duration.ofMillis(-3))
+                .build();
+
+        assertThat(LedgerLine.parse(line.toHeaderValue())).contains(line);
+        assertThat(LedgerLine.parse(line.toHeaderValue()).orElseThrow().deeper().depth())
+                .isEqualTo(1);
+        assertThat(LedgerLine.parse("hop=x;received_ms=abc")).isEmpty();
+        assertThat(LedgerLine.parse("no fields")).isEmpty();
+        assertThat(LedgerLine.parse(null)).isEmpty();
+    }
+}
