@@ -147,12 +147,19 @@ public final class RetryBudget implements RetryLimiter {
         }
     }
 
+    /** Extra attempts as a percentage of the window's calls, by default. */
+    public static final double DEFAULT_PERCENT = 10;
+    /** The window by default. */
+    public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(10);
+    /** The floor, extra attempts per second of the window, by default. */
+    public static final double DEFAULT_MIN_PER_SECOND = 1;
+
     /** The budget's three numbers and its clock. */
     public static final class Builder {
 
-        private double percent = 10;
-        private Duration window = Duration.ofSeconds(10);
-        private double minPerSecond = 1;
+        private double percent = DEFAULT_PERCENT;
+        private Duration window = DEFAULT_WINDOW;
+        private double minPerSecond = DEFAULT_MIN_PER_SECOND;
         private LongSupplier nanoClock = System::nanoTime;
 
         private Builder() {}

@@ -59,11 +59,16 @@ public final class TokenBucket implements RetryLimiter {
         return targets.names();
     }
 
+    /** The bucket's size by default (A6 {@code maxTokens}). */
+    public static final int DEFAULT_MAX_TOKENS = 10;
+    /** What a successful attempt puts back by default (A6 {@code tokenRatio}). */
+    public static final double DEFAULT_TOKEN_RATIO = 0.1;
+
     /** What A6 calls {@code retryThrottling}: {@code maxTokens} and {@code tokenRatio}. */
     public static final class Builder {
 
-        private int maxTokens = 10;
-        private double tokenRatio = 0.1;
+        private int maxTokens = DEFAULT_MAX_TOKENS;
+        private double tokenRatio = DEFAULT_TOKEN_RATIO;
         private RetryListener listener = RetryListener.NONE;
 
         private Builder() {}
