@@ -25,8 +25,8 @@ import java.util.random.RandomGenerator;
  * {@link RoundRobinLoadBalancerProvider}): one pick_first child per replica, and a picker over the
  * ready replicas that are not ejected. Peak-EWMA draws two of them at random and takes the one with
  * the lower cost = peak-EWMA latency × (outstanding + 1); with few replicas ({@code compareAllUpTo})
- * it also looks at every one, and takes the least loaded fast one when the one drawn costs more than
- * {@value #FULL_VIEW_VETO} times the fastest's latency. Every call's latency and {@link CallOutcome}
+ * it also looks at every one, and takes the cheapest when both drawn cost more than {@value
+ * #FULL_VIEW_VETO} times as much. Every call's latency and {@link CallOutcome}
  * feed its replica when the call ends, from the stream's tracer: the cost, and the counts that
  * {@link OutlierDetection} judges once an interval in the synchronization context.
  */
@@ -50,7 +50,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     static final long SLOW_START_AWAY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
-     * How much slower (peak-EWMA latency) than the fastest replica in the pick the one drawn may be
+     * How much slower (peak-EWMA latency) than the fastest replica in the pick both drawn may be
      * before a fast one is taken instead (while every replica is compared): twice, so that replicas
      * of about the same latency share the calls by the two draws alone, and one clearly faster is
      * never passed over for two slow ones.
@@ -445,12 +445,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             double loadB = ready[b].load(now);
             int winner = loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
             if (candidates > 2 && candidates <= config.compareAllUpTo()) {
-                // Two of three replicas slow: both drawn are slow a third of the time, and a slow
-                // one drawn beside a busy fast one wins on load once its latency has decayed a
-                // little. With few replicas every one is looked at, and the one drawn is judged by
-                // latency: calls outstanding are what the two draws balance already.
+                // Two of three replicas slow: both drawn are slow a third of the time, and then
+                // power of two choices takes a slow one. With few replicas every one is looked at.
+                // By latency, not load: calls outstanding are what the two draws balance already.
                 double limit = FULL_VIEW_VETO * lowestCost(excluded, now);
-                if (ready[winner].cost(now) > limit) {
+                if (Math.min(ready[a].cost(now), ready[b].cost(now)) > limit) {
                     return fastest(excluded, now, limit, draw);
                 }
             }

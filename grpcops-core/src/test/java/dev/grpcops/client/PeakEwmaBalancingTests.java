@@ -96,25 +96,6 @@ class PeakEwmaBalancingTests {
                 .isGreaterThan(45);
     }
 
-    /**
-     * The slow replicas' costs decay while they get no calls; the healthy one, busy, keeps its own
-     * and carries calls outstanding. Drawn beside it, a slow replica whose decayed latency is still
-     * more than twice the healthy one's is not taken, however many calls the healthy one has: its
-     * load (latency × outstanding) would have let a slow one win the draw.
-     */
-    @Test
-    void aSlowReplicaDrawnBesideABusyHealthyOneIsNotTakenWhileItsLatencyIsTwiceAsHigh() throws Exception {
-        twoOfThreeSlow(defaults());
-        // 3.5 decay times: the slow ones' 200 ms has decayed to ~6 ms, the healthy one's next answer
-        // brings it back to 1 ms, and ten calls outstanding make its load ~10 ms.
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.multipliedBy(7).dividedBy(2));
-        List<Integer> shares = replicas.call(300, 10);
-
-        assertThat(shares.get(0) + shares.get(1))
-                .as("calls to the two slow replicas of %s", shares)
-                .isZero();
-    }
-
     private List<Integer> twoOfThreeSlow(Map<String, ?> serviceConfig) throws Exception {
         start(serviceConfig);
         replicas.call(30, 3);

@@ -93,7 +93,7 @@ public class ClientProperties {
 
         /**
          * peak-ewma: up to how many replicas in the pick every one is compared besides the two drawn,
-         * the least loaded fast one taken when the one drawn is more than twice as slow as the fastest (0: never).
+         * the least loaded fast one taken when both drawn are more than twice as slow as the fastest (0: never).
          */
         private int compareAllUpTo = 8;
 
