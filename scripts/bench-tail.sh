@@ -2,7 +2,8 @@
 # One slow replica must not reach the caller (docs/design.md §13), measured full size: three Stock
 # replicas on 127.0.0.2-4, Pricing and Edge as processes, Checkouts of 5 SKUs with a 1 s deadline at
 # a steady rate, each fault injected into one Stock replica (none, +200 ms, 200 ms stall per second,
-# 50 % UNAVAILABLE; and +200 ms on two of the three), first with the old client policy (round_robin,
+# 50 % UNAVAILABLE; +200 ms on two of the three; and a rolling restart of the three, one after
+# another, each SERVING again before the next stops), first with the old client policy (round_robin,
 # no ejection, no hedging), then with the defaults (peak-EWMA, outlier detection, hedging). The
 # scenarios whose behaviour the TailIT system test asserts, measured (system-tests' TailBench):
 #

@@ -74,13 +74,23 @@ class TailBench {
     private static final List<String> POLICIES =
             List.of(System.getProperty("tail.policies", "old,new").split(","));
 
-    /** A fault, as the admin call sets it on the replicas {@code pods} (s2 alone, mostly). */
-    private record Scenario(String name, FaultSpec fault, List<String> pods) {
+    /**
+     * A fault, as the admin call sets it on the replicas {@code pods} (s2 alone, mostly); or, when
+     * {@code rollingRestart}, no fault but each Stock replica restarted in turn while the Checkouts run.
+     */
+    private record Scenario(String name, FaultSpec fault, List<String> pods, boolean rollingRestart) {
 
         Scenario(String name, FaultSpec fault) {
-            this(name, fault, List.of("s2"));
+            this(name, fault, List.of("s2"), false);
+        }
+
+        Scenario(String name, FaultSpec fault, List<String> pods) {
+            this(name, fault, pods, false);
         }
     }
+
+    /** How long the Checkouts run in the rolling-restart scenario: the three restarts and some time after. */
+    private static final Duration ROLLOUT = Duration.ofSeconds(Integer.getInteger("tail.rollout-seconds", 60));
 
     private static final List<Scenario> ALL_SCENARIOS = List.of(
             new Scenario("all healthy", FaultSpec.getDefaultInstance()),
@@ -95,7 +105,12 @@ class TailBench {
             new Scenario(
                     "two slow (+200 ms on s2, s3)",
                     FaultSpec.newBuilder().setDelayMs(200).build(),
-                    List.of("s2", "s3")));
+                    List.of("s2", "s3")),
+            new Scenario(
+                    "rolling restart of s1, s2, s3",
+                    FaultSpec.getDefaultInstance(),
+                    List.of("s1", "s2", "s3"),
+                    true));
 
     /** {@code tail.scenarios}: the scenarios whose names contain one of these (comma-separated); all by default. */
     private static final List<Scenario> SCENARIOS = ALL_SCENARIOS.stream()
@@ -153,7 +168,10 @@ class TailBench {
     @BeforeAll
     @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     static void startStock() {
-        stock = Replicas.stock();
+        // The product's warm-up, as a restarted pod has it: the rolling restart measures what is
+        // left after it (a JIT still compiling); a drain of 1 s, so that Pricing hears NOT_SERVING
+        // before the GOAWAY.
+        stock = Replicas.stock("--grpcops.warmup.enabled=true", "--grpcops.shutdown.drain-delay=1s");
     }
 
     @AfterAll
@@ -206,6 +224,9 @@ class TailBench {
                 load(channel, WARMUP, "warm");
                 warmUntilHedgingIsLearned(policy, channel, pricing);
                 String name = policy + "-" + scenario.name().replaceAll("\\W+", "");
+                if (scenario.rollingRestart()) {
+                    return rollingRestart(policy, scenario, channel, name);
+                }
                 if (policy.equals("new") && !scenario.fault().equals(FaultSpec.getDefaultInstance())) {
                     return interleaved(policy, scenario, channel, pricing, edge, name);
                 }
@@ -216,6 +237,37 @@ class TailBench {
             }
         } finally {
             ServiceProcess.stopAll(edge == null ? List.of(pricing) : List.of(edge, pricing));
+        }
+    }
+
+    /**
+     * {@link #ROLLOUT} of Checkouts while the Stock replicas restart one after another, as a rolling
+     * update does: each stopped (it drains), started again with the product's warm-up, and the next
+     * one only once it is SERVING. The newly started JVM is JIT-cold: what slow start is for.
+     */
+    private static Result rollingRestart(String policy, Scenario scenario, ManagedChannel channel, String prefix)
+            throws Exception {
+        java.util.concurrent.ExecutorService rollout = Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<String> restarted = rollout.submit(() -> {
+                StringBuilder took = new StringBuilder();
+                Thread.sleep(5_000); // steady traffic first
+                for (ServiceProcess pod : stock.pods) {
+                    long start = System.nanoTime();
+                    pod.terminate(Duration.ofSeconds(60));
+                    pod.start();
+                    pod.awaitServing(Duration.ofSeconds(120));
+                    took.append(String.format(
+                            Locale.ROOT, "%s %.1f s; ", pod.name, (System.nanoTime() - start) / 1e9));
+                }
+                return took.toString();
+            });
+            Load load = load(channel, ROLLOUT, prefix);
+            String took = restarted.get(5, TimeUnit.MINUTES);
+            System.out.printf(Locale.ROOT, "%s / %s: restarts (stop, start, SERVING) %s%n", policy, scenario.name(), took);
+            return load.result(policy, scenario.name(), Double.NaN);
+        } finally {
+            rollout.shutdownNow();
         }
     }
 
