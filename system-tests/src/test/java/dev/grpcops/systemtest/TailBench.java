@@ -107,10 +107,7 @@ class TailBench {
                     FaultSpec.newBuilder().setDelayMs(200).build(),
                     List.of("s2", "s3")),
             new Scenario(
-                    "rolling restart of s1, s2, s3",
-                    FaultSpec.getDefaultInstance(),
-                    List.of("s1", "s2", "s3"),
-                    true));
+                    "rolling restart of s1, s2, s3", FaultSpec.getDefaultInstance(), List.of("s1", "s2", "s3"), true));
 
     /** {@code tail.scenarios}: the scenarios whose names contain one of these (comma-separated); all by default. */
     private static final List<Scenario> SCENARIOS = ALL_SCENARIOS.stream()
@@ -257,14 +254,14 @@ class TailBench {
                     pod.terminate(Duration.ofSeconds(60));
                     pod.start();
                     pod.awaitServing(Duration.ofSeconds(120));
-                    took.append(String.format(
-                            Locale.ROOT, "%s %.1f s; ", pod.name, (System.nanoTime() - start) / 1e9));
+                    took.append(String.format(Locale.ROOT, "%s %.1f s; ", pod.name, (System.nanoTime() - start) / 1e9));
                 }
                 return took.toString();
             });
             Load load = load(channel, ROLLOUT, prefix);
             String took = restarted.get(5, TimeUnit.MINUTES);
-            System.out.printf(Locale.ROOT, "%s / %s: restarts (stop, start, SERVING) %s%n", policy, scenario.name(), took);
+            System.out.printf(
+                    Locale.ROOT, "%s / %s: restarts (stop, start, SERVING) %s%n", policy, scenario.name(), took);
             return load.result(policy, scenario.name(), Double.NaN);
         } finally {
             rollout.shutdownNow();
