@@ -159,8 +159,12 @@ final class CallCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         List<LedgerLine> lines = new ArrayList<>();
         Iterable<String> values = trailers == null ? null : trailers.getAll(LEDGER);
+        int omitted = 0;
         if (values != null) {
-            values.forEach(value -> LedgerLine.parse(value).ifPresent(lines::add));
+            for (String value : values) {
+                omitted += LedgerLine.omittedIn(value);
+                LedgerLine.parse(value).ifPresent(lines::add);
+            }
         }
         if (lines.isEmpty()) {
             err.println("no budget ledger came back: the hop called runs without grpcops' budget interceptors,"
@@ -183,6 +187,10 @@ final class CallCommand implements Callable<Integer> {
                     millis(line.handler()),
                     line.granted().isZero() ? "-" : String.format(Locale.ROOT, "%.1f", millis(line.granted())),
                     millis(line.slack()));
+        }
+        if (omitted > 0) {
+            err.println("... and " + omitted + " more rows not carried back (each hop passes back at most"
+                    + " two dozen of its downstream calls' rows, to keep the trailers within what gRPC accepts)");
         }
         err.flush();
     }

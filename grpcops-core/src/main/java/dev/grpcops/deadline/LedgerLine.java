@@ -22,6 +22,12 @@ public final class LedgerLine {
     /** The request header that asks for the ledger (its value: the admin token), and the trailer that carries it. */
     public static final String HEADER = "x-grpcops-ledger";
 
+    /**
+     * A trailer value that is not a line: {@code omitted=N} lines of downstream calls were left out
+     * (a hop passes back at most two dozen, to keep the trailers within what a peer accepts).
+     */
+    public static final String OMITTED = "omitted=";
+
     private final String hop;
     private final int depth;
     private final Duration received;
@@ -105,6 +111,19 @@ public final class LedgerLine {
                 millis(handler),
                 millis(granted),
                 millis(slack));
+    }
+
+    /** How many lines {@code value} says were left out; 0 when it is a line, or not a count. */
+    public static int omittedIn(String value) {
+        if (value == null || !value.startsWith(OMITTED)) {
+            return 0;
+        }
+        try {
+            return Math.max(
+                    0, Integer.parseInt(value.substring(OMITTED.length()).trim()));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     /** The line a trailer value holds; empty when it is not one (a hop of another version, a mangled value). */

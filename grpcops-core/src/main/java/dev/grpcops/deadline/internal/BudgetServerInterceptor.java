@@ -119,6 +119,9 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
                 for (LedgerLine downstream : ledger.downstream()) {
                     trailers.put(CallLedger.HEADER, downstream.toHeaderValue());
                 }
+                if (ledger.omitted() > 0) {
+                    trailers.put(CallLedger.HEADER, LedgerLine.OMITTED + ledger.omitted());
+                }
             }
             super.close(status, trailers);
         }

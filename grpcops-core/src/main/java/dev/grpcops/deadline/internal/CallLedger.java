@@ -1,5 +1,6 @@
 package dev.grpcops.deadline.internal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.LedgerLine;
 import io.grpc.Context;
@@ -20,6 +21,13 @@ public final class CallLedger {
     static final Context.Key<CallLedger> KEY = Context.key("grpcops-call-ledger");
     static final Metadata.Key<String> HEADER = Metadata.Key.of(LedgerLine.HEADER, Metadata.ASCII_STRING_MARSHALLER);
 
+    /**
+     * The most lines a hop passes back from its downstream calls: a Checkout of a hundred SKUs would
+     * otherwise return hundreds, past the 8 KiB of metadata a gRPC peer accepts by default, and the
+     * call would fail for its ledger. What is left out is counted ({@link LedgerLine#OMITTED}).
+     */
+    static final int MAX_DOWNSTREAM_LINES = 24;
+
     private final String hop;
     private final Budget budget;
     private final Duration received;
@@ -30,6 +38,12 @@ public final class CallLedger {
     private volatile long handlerStartedNanos;
     private final AtomicLong grantedNanos = new AtomicLong();
     private final ConcurrentLinkedQueue<LedgerLine> downstream = new ConcurrentLinkedQueue<>();
+    /** Only a call whose caller asked for the ledger counts these: no object per call for them. */
+    @GuardedBy("this")
+    private int kept;
+
+    @GuardedBy("this")
+    private int omitted;
 
     CallLedger(String hop, Budget budget, String ask) {
         this.hop = hop;
@@ -72,12 +86,25 @@ public final class CallLedger {
     }
 
     /** A downstream call returned {@code lines}: they go back to the asker behind this hop's own. */
-    void returned(Iterable<String> lines) {
+    synchronized void returned(Iterable<String> lines) {
         if (lines == null) {
             return;
         }
         for (String value : lines) {
-            LedgerLine.parse(value).map(LedgerLine::deeper).ifPresent(downstream::add);
+            int left = LedgerLine.omittedIn(value);
+            if (left > 0) {
+                omitted += left;
+                continue;
+            }
+            var line = LedgerLine.parse(value);
+            if (line.isEmpty()) {
+                continue;
+            }
+            if (++kept <= MAX_DOWNSTREAM_LINES) {
+                downstream.add(line.get().deeper());
+            } else {
+                omitted++;
+            }
         }
     }
 
@@ -95,8 +122,13 @@ public final class CallLedger {
                 .build();
     }
 
-    /** The lines the downstream calls returned, in the order they came. */
+    /** The lines the downstream calls returned, in the order they came, up to {@link #MAX_DOWNSTREAM_LINES}. */
     List<LedgerLine> downstream() {
         return List.copyOf(downstream);
+    }
+
+    /** How many lines were left out, here or further down. */
+    synchronized int omitted() {
+        return omitted;
     }
 }
