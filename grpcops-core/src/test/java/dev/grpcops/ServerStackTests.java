@@ -134,7 +134,8 @@ class ServerStackTests {
     void theAdminMethodsAreNeverShedByAdmission() throws Exception {
         List<PriorityLevelConfig> levels = new ArrayList<>();
         for (Criticality criticality : Criticality.values()) {
-            levels.add(new PriorityLevelConfig(criticality.value(), 1, 0, 1, 1));
+            levels.add(
+                    PriorityLevelConfig.builder(criticality.value()).queues(0).build());
         }
         ServerStack stack = ServerStack.builder()
                 .adminAuthorization(admin())

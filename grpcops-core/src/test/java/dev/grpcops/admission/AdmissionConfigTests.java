@@ -35,11 +35,46 @@ class AdmissionConfigTests {
                         "max-retry-pushback",
                         () -> new AdmissionConfig(
                                 10, List.of(PriorityLevelConfig.of("a", 1)), S, Duration.ofSeconds(2), S)),
-                bad("levels.default.shares", () -> new PriorityLevelConfig("default", -1, 64, 8, 50)),
-                bad("levels.default.queues", () -> new PriorityLevelConfig("default", 1, -1, 8, 50)),
-                bad("levels.default.hand-size", () -> new PriorityLevelConfig("default", 1, 4, 8, 50)),
-                bad("levels.default.hand-size", () -> new PriorityLevelConfig("default", 1, 128, 10, 50)),
-                bad("levels.default.queue-length-limit", () -> new PriorityLevelConfig("default", 1, 64, 8, 0)),
+                bad(
+                        "levels.default.shares",
+                        () -> PriorityLevelConfig.builder("default")
+                                .shares(-1)
+                                .queues(64)
+                                .handSize(8)
+                                .queueLengthLimit(50)
+                                .build()),
+                bad(
+                        "levels.default.queues",
+                        () -> PriorityLevelConfig.builder("default")
+                                .shares(1)
+                                .queues(-1)
+                                .handSize(8)
+                                .queueLengthLimit(50)
+                                .build()),
+                bad(
+                        "levels.default.hand-size",
+                        () -> PriorityLevelConfig.builder("default")
+                                .shares(1)
+                                .queues(4)
+                                .handSize(8)
+                                .queueLengthLimit(50)
+                                .build()),
+                bad(
+                        "levels.default.hand-size",
+                        () -> PriorityLevelConfig.builder("default")
+                                .shares(1)
+                                .queues(128)
+                                .handSize(10)
+                                .queueLengthLimit(50)
+                                .build()),
+                bad(
+                        "levels.default.queue-length-limit",
+                        () -> PriorityLevelConfig.builder("default")
+                                .shares(1)
+                                .queues(64)
+                                .handSize(8)
+                                .queueLengthLimit(0)
+                                .build()),
                 bad(
                         "criticality-levels.sheddable",
                         () -> new CallerPolicy(

@@ -436,7 +436,15 @@ class AdmissionHammerTests {
 
     @Test
     void oneSeatOneQueuedLevel() throws Exception {
-        Admission admission = admission(1, Duration.ofMillis(5), new PriorityLevelConfig("default", 1, 8, 2, 4));
+        Admission admission = admission(
+                1,
+                Duration.ofMillis(5),
+                PriorityLevelConfig.builder("default")
+                        .shares(1)
+                        .queues(8)
+                        .handSize(2)
+                        .queueLengthLimit(4)
+                        .build());
         hammer(admission, 1, List.of("default"));
     }
 
@@ -445,8 +453,18 @@ class AdmissionHammerTests {
         Admission admission = admission(
                 2,
                 Duration.ofMillis(5),
-                new PriorityLevelConfig("queued", 1, 8, 2, 4),
-                new PriorityLevelConfig("at-once", 1, 0, 0, 0));
+                PriorityLevelConfig.builder("queued")
+                        .shares(1)
+                        .queues(8)
+                        .handSize(2)
+                        .queueLengthLimit(4)
+                        .build(),
+                PriorityLevelConfig.builder("at-once")
+                        .shares(1)
+                        .queues(0)
+                        .handSize(0)
+                        .queueLengthLimit(0)
+                        .build());
         hammer(admission, 2, List.of("queued", "at-once"));
     }
 
@@ -455,8 +473,18 @@ class AdmissionHammerTests {
         Admission admission = admission(
                 2,
                 Duration.ofMillis(5),
-                new PriorityLevelConfig("critical", 3, 8, 2, 4),
-                new PriorityLevelConfig("sheddable", 1, 4, 1, 2));
+                PriorityLevelConfig.builder("critical")
+                        .shares(3)
+                        .queues(8)
+                        .handSize(2)
+                        .queueLengthLimit(4)
+                        .build(),
+                PriorityLevelConfig.builder("sheddable")
+                        .shares(1)
+                        .queues(4)
+                        .handSize(1)
+                        .queueLengthLimit(2)
+                        .build());
         hammer(admission, 2, List.of("critical", "sheddable"));
     }
 
@@ -467,8 +495,15 @@ class AdmissionHammerTests {
      */
     @Test
     void startsThatEndSynchronouslyWhileOthersAreDispatchedNeverRecurse() throws Exception {
-        Admission admission =
-                admission(1, Duration.ofSeconds(60), new PriorityLevelConfig("default", 1, 64, 8, 10_000));
+        Admission admission = admission(
+                1,
+                Duration.ofSeconds(60),
+                PriorityLevelConfig.builder("default")
+                        .shares(1)
+                        .queues(64)
+                        .handSize(8)
+                        .queueLengthLimit(10_000)
+                        .build());
         Admission.Level level = admission.level("default");
         int perThread = 5_000;
         int total = OFFERERS * perThread;

@@ -146,7 +146,12 @@ class AdmissionTests {
         Admission admission = admission(
                 10,
                 Duration.ofSeconds(5),
-                new PriorityLevelConfig("critical", 50, 0, 0, 0),
+                PriorityLevelConfig.builder("critical")
+                        .shares(50)
+                        .queues(0)
+                        .handSize(0)
+                        .queueLengthLimit(0)
+                        .build(),
                 PriorityLevelConfig.of("sheddable", 50));
         for (int i = 0; i < 20; i++) {
             offer(admission, "sheddable", "batch", 5_000);
@@ -211,7 +216,15 @@ class AdmissionTests {
 
     @Test
     void aCallCancelledWhileQueuedLeavesAtOnceAndItsPlaceIsFree() {
-        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("default", 1, 1, 1, 1));
+        Admission admission = admission(
+                1,
+                Duration.ofSeconds(5),
+                PriorityLevelConfig.builder("default")
+                        .shares(1)
+                        .queues(1)
+                        .handSize(1)
+                        .queueLengthLimit(1)
+                        .build());
         TestCall holder = offer(admission, "default", "holder", 5_000);
         TestCall queued = offer(admission, "default", "a", 5_000);
         TestCall full = offer(admission, "default", "b", 5_000);
@@ -232,7 +245,15 @@ class AdmissionTests {
 
     @Test
     void aLevelWithoutQueuesRejectsWhenNoSeatIsFree() {
-        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("catch-all", 1, 0, 0, 0));
+        Admission admission = admission(
+                1,
+                Duration.ofSeconds(5),
+                PriorityLevelConfig.builder("catch-all")
+                        .shares(1)
+                        .queues(0)
+                        .handSize(0)
+                        .queueLengthLimit(0)
+                        .build());
         offer(admission, "catch-all", "a", 5_000);
         TestCall second = offer(admission, "catch-all", "b", 5_000);
         assertThat(second.rejection.reason()).isEqualTo(RejectReason.CONCURRENCY_LIMIT);
@@ -250,7 +271,15 @@ class AdmissionTests {
 
     @Test
     void pushbackDoublesWhileRejectionsGoOnAndShrinksWhenTheyStop() {
-        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("default", 1, 0, 0, 0));
+        Admission admission = admission(
+                1,
+                Duration.ofSeconds(5),
+                PriorityLevelConfig.builder("default")
+                        .shares(1)
+                        .queues(0)
+                        .handSize(0)
+                        .queueLengthLimit(0)
+                        .build());
         offer(admission, "default", "holder", 5_000);
         List<Long> pushbacks = new ArrayList<>();
         for (int second = 0; second < 7; second++) {
@@ -294,7 +323,15 @@ class AdmissionTests {
 
     @Test
     void aCallThatEndsWhileStartingDoesNotRecurseIntoTheNext() {
-        Admission admission = admission(1, Duration.ofSeconds(5), new PriorityLevelConfig("default", 1, 64, 8, 10_000));
+        Admission admission = admission(
+                1,
+                Duration.ofSeconds(5),
+                PriorityLevelConfig.builder("default")
+                        .shares(1)
+                        .queues(64)
+                        .handSize(8)
+                        .queueLengthLimit(10_000)
+                        .build());
         List<TestCall> order = new ArrayList<>();
         class FailingFast extends TestCall {
             FailingFast(String flow) {

@@ -205,7 +205,12 @@ class DeferredReplayHammerTests {
     private final AtomicInteger cancelledInQueue = new AtomicInteger();
     private final Admission admission = Admission.builder(new AdmissionConfig(
                     1,
-                    List.of(new PriorityLevelConfig(LEVEL, 1, 4, 1, 100)),
+                    List.of(PriorityLevelConfig.builder(LEVEL)
+                            .shares(1)
+                            .queues(4)
+                            .handSize(1)
+                            .queueLengthLimit(100)
+                            .build()),
                     Duration.ofSeconds(60),
                     Duration.ofMillis(100),
                     Duration.ofSeconds(1)))

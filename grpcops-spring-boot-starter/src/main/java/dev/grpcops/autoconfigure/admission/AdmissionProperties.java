@@ -169,8 +169,12 @@ public class AdmissionProperties {
     /** The core's configuration; throws {@link dev.grpcops.admission.InvalidAdmissionConfigException} naming the field. */
     AdmissionConfig toConfig() {
         List<PriorityLevelConfig> configs = new ArrayList<>();
-        levels.forEach((name, level) -> configs.add(
-                new PriorityLevelConfig(name, level.shares, level.queues, level.handSize, level.queueLengthLimit)));
+        levels.forEach((name, level) -> configs.add(PriorityLevelConfig.builder(name)
+                .shares(level.shares)
+                .queues(level.queues)
+                .handSize(level.handSize)
+                .queueLengthLimit(level.queueLengthLimit)
+                .build()));
         return new AdmissionConfig(limit, configs, maxWait, retryPushback, maxRetryPushback, queueOrder);
     }
 
