@@ -103,7 +103,7 @@ final class CallCommand implements Callable<Integer> {
                     throw new IllegalArgumentException(
                             "--ledger needs the services' admin token in " + AdminCall.TOKEN_VARIABLE);
                 }
-                metadata.put(LEDGER, token.strip());
+                metadata.put(LedgerLine.KEY, token.strip());
             }
         } catch (IllegalArgumentException | InvalidProtocolBufferException e) {
             spec.commandLine().getErr().println("error: " + e.getMessage());
@@ -129,12 +129,7 @@ final class CallCommand implements Callable<Integer> {
                     throw e;
                 }
                 // Where the budget went matters most when the call failed: the status, then the ledger.
-                spec.commandLine()
-                        .getErr()
-                        .println("error: " + e.getStatus().getCode()
-                                + (e.getStatus().getDescription() == null
-                                        ? ""
-                                        : ": " + e.getStatus().getDescription()));
+                spec.commandLine().getErr().println(GrpcOpsCli.errorLine(e));
                 printLedger(e.getTrailers());
                 return 1;
             }
@@ -151,14 +146,11 @@ final class CallCommand implements Callable<Integer> {
         }
     }
 
-    private static final Metadata.Key<String> LEDGER =
-            Metadata.Key.of(LedgerLine.HEADER, Metadata.ASCII_STRING_MARSHALLER);
-
     /** The waterfall, one hop per row, indented by its distance from the hop called. */
     private void printLedger(Metadata trailers) {
         PrintWriter err = spec.commandLine().getErr();
         List<LedgerLine> lines = new ArrayList<>();
-        Iterable<String> values = trailers == null ? null : trailers.getAll(LEDGER);
+        Iterable<String> values = trailers == null ? null : trailers.getAll(LedgerLine.KEY);
         int omitted = 0;
         if (values != null) {
             for (String value : values) {

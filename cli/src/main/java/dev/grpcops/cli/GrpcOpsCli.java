@@ -32,15 +32,19 @@ public final class GrpcOpsCli {
                 .registerConverter(java.time.Duration.class, Durations::parse)
                 .setExecutionExceptionHandler((failure, command, parsed) -> {
                     if (failure instanceof StatusRuntimeException rpc) {
-                        command.getErr()
-                                .println("error: " + rpc.getStatus().getCode()
-                                        + (rpc.getStatus().getDescription() == null
-                                                ? ""
-                                                : ": " + rpc.getStatus().getDescription()));
+                        command.getErr().println(errorLine(rpc));
                     } else {
                         command.getErr().println("error: " + failure.getMessage());
                     }
                     return 1;
                 });
+    }
+
+    /** What a command prints for a failed call: {@code error: CODE: description}. */
+    static String errorLine(StatusRuntimeException failure) {
+        return "error: " + failure.getStatus().getCode()
+                + (failure.getStatus().getDescription() == null
+                        ? ""
+                        : ": " + failure.getStatus().getDescription());
     }
 }

@@ -1,5 +1,6 @@
 package dev.grpcops.deadline;
 
+import io.grpc.Metadata;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Locale;
@@ -21,6 +22,9 @@ public final class LedgerLine {
 
     /** The request header that asks for the ledger (its value: the admin token), and the trailer that carries it. */
     public static final String HEADER = "x-grpcops-ledger";
+
+    /** {@link #HEADER} as the metadata key that asks for the ledger and carries it back. */
+    public static final Metadata.Key<String> KEY = Metadata.Key.of(HEADER, Metadata.ASCII_STRING_MARSHALLER);
 
     /**
      * A trailer value that is not a line: {@code omitted=N} lines of downstream calls were left out

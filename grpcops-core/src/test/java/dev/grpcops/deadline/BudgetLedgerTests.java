@@ -40,8 +40,6 @@ import org.junit.jupiter.api.Timeout;
 class BudgetLedgerTests {
 
     private static final String TOKEN = "ledger-test-token-0123456789";
-    private static final Metadata.Key<String> LEDGER =
-            Metadata.Key.of(LedgerLine.HEADER, Metadata.ASCII_STRING_MARSHALLER);
 
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final List<LedgerLine> answered = new CopyOnWriteArrayList<>();
@@ -152,7 +150,7 @@ class BudgetLedgerTests {
         AtomicReference<Metadata> trailers = new AtomicReference<>();
         Metadata headers = new Metadata();
         if (ledgerHeader != null) {
-            headers.put(LEDGER, ledgerHeader);
+            headers.put(LedgerLine.KEY, ledgerHeader);
         }
         PricingGrpc.newBlockingStub(pricing)
                 .withInterceptors(
@@ -164,7 +162,7 @@ class BudgetLedgerTests {
     }
 
     private static List<LedgerLine> ledger(Metadata trailers) {
-        Iterable<String> values = trailers.getAll(LEDGER);
+        Iterable<String> values = trailers.getAll(LedgerLine.KEY);
         List<LedgerLine> lines = new ArrayList<>();
         if (values != null) {
             values.forEach(value -> LedgerLine.parse(value).ifPresent(lines::add));
@@ -203,7 +201,7 @@ class BudgetLedgerTests {
         Metadata trailers = quote(pricing, TOKEN);
 
         assertThat(ledger(trailers)).hasSize(1 + 24);
-        assertThat(trailers.getAll(LEDGER))
+        assertThat(trailers.getAll(LedgerLine.KEY))
                 .filteredOn(value -> LedgerLine.omittedIn(value) > 0)
                 .singleElement()
                 .isEqualTo(LedgerLine.OMITTED + 76);
@@ -247,7 +245,7 @@ class BudgetLedgerTests {
                         }.bindService()));
         ManagedChannel channel = channel(name, null);
         Metadata asking = new Metadata();
-        asking.put(LEDGER, TOKEN);
+        asking.put(LedgerLine.KEY, TOKEN);
         var first = StockGrpc.newFutureStub(channel)
                 .withDeadlineAfter(5, TimeUnit.SECONDS)
                 .check(CheckRequest.getDefaultInstance());

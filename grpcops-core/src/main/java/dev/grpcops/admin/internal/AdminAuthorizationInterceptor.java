@@ -6,6 +6,7 @@ import dev.grpcops.admin.AdminMethods;
 import dev.grpcops.admin.AdminRateLimit;
 import dev.grpcops.admin.AdminTokens;
 import dev.grpcops.internal.PeerAddresses;
+import dev.grpcops.internal.SecretToken;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
@@ -13,9 +14,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -41,7 +39,9 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
     private static final Logger log = LoggerFactory.getLogger(AdminAuthorizationInterceptor.class);
 
     private final Set<String> adminMethods;
-    private final byte[] tokenDigest;
+    /** The admin token; null: admin operations are disabled. */
+    private final SecretToken adminToken;
+
     private final AdminListener listener;
     private final RefusedAdminCalls refusals;
 
@@ -65,7 +65,7 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
         this.adminMethods =
                 adminMethods.stream().flatMap(m -> m.fullMethodNames().stream()).collect(Collectors.toSet());
         String usable = AdminTokens.requireUsable(token, "the admin token");
-        this.tokenDigest = usable == null ? null : sha256(usable);
+        this.adminToken = SecretToken.of(usable);
         this.listener = listener;
         this.refusals = refusals;
     }
@@ -99,7 +99,7 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
     }
 
     private Status refusal(String authorization) {
-        if (tokenDigest == null) {
+        if (adminToken == null) {
             return Status.PERMISSION_DENIED.withDescription(
                     "admin operations are disabled: set grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)");
         }
@@ -108,8 +108,7 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             return Status.UNAUTHENTICATED.withDescription(
                     "admin operation needs metadata 'authorization: Bearer <token>'");
         }
-        // Digests have one length whatever was sent, so the comparison takes the same time.
-        if (!MessageDigest.isEqual(tokenDigest, sha256(token))) {
+        if (!adminToken.matches(token)) {
             return Status.PERMISSION_DENIED.withDescription("admin token rejected");
         }
         return null;
@@ -123,13 +122,5 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             log.warn("admin {} from {}: {} {}", method, peer, status.getCode(), status.getDescription());
         }
         listener.completed(method, status.getCode());
-    }
-
-    private static byte[] sha256(String value) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JVM has SHA-256", e);
-        }
     }
 }

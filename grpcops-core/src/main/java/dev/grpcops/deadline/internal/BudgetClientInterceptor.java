@@ -3,6 +3,7 @@ package dev.grpcops.deadline.internal;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.deadline.LedgerLine;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -75,13 +76,13 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
 
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
-            headers.discardAll(CallLedger.HEADER);
-            headers.put(CallLedger.HEADER, ledger.ask());
+            headers.discardAll(LedgerLine.KEY);
+            headers.put(LedgerLine.KEY, ledger.ask());
             super.start(
                     new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
                         @Override
                         public void onClose(Status status, Metadata trailers) {
-                            ledger.returned(trailers.getAll(CallLedger.HEADER));
+                            ledger.returned(trailers.getAll(LedgerLine.KEY));
                             super.onClose(status, trailers);
                         }
                     },

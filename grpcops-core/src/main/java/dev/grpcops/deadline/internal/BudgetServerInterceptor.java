@@ -7,6 +7,7 @@ import dev.grpcops.deadline.LedgerLine;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.ContextualizedListener;
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.SecretToken;
 import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
@@ -15,8 +16,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.Set;
 
 /**
@@ -34,7 +33,7 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
     private final BudgetListener listener;
     private final Set<String> excludedServices;
     /** The token a caller presents to get the ledger back; null: nobody gets it. */
-    private final byte[] ledgerToken;
+    private final SecretToken ledgerToken;
 
     /**
      * @param rules the budget rules
@@ -49,9 +48,7 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         this.rules = rules;
         this.listener = listener;
         this.excludedServices = Set.copyOf(excludedServices);
-        this.ledgerToken = ledgerToken == null || ledgerToken.isBlank()
-                ? null
-                : ledgerToken.strip().getBytes(StandardCharsets.UTF_8);
+        this.ledgerToken = SecretToken.of(ledgerToken);
     }
 
     @Override
@@ -84,16 +81,13 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         return new ContextualizedListener<>(context, handler);
     }
 
-    /** The caller's ask when it presented the ledger token (compared in constant time), else null. */
+    /** The caller's ask when it presented the ledger token, else null. */
     private String ask(Metadata headers) {
         if (ledgerToken == null) {
             return null;
         }
-        String value = headers.get(CallLedger.HEADER);
-        if (value == null || !MessageDigest.isEqual(value.strip().getBytes(StandardCharsets.UTF_8), ledgerToken)) {
-            return null;
-        }
-        return value;
+        String value = headers.get(LedgerLine.KEY);
+        return ledgerToken.matches(value) ? value : null;
     }
 
     /** Writes the hop's ledger line when the call is answered. */
@@ -115,12 +109,12 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
                 listener.answered(getMethodDescriptor().getFullMethodName(), line);
             }
             if (ledger.ask() != null) {
-                trailers.put(CallLedger.HEADER, line.toHeaderValue());
+                trailers.put(LedgerLine.KEY, line.toHeaderValue());
                 for (LedgerLine downstream : ledger.downstream()) {
-                    trailers.put(CallLedger.HEADER, downstream.toHeaderValue());
+                    trailers.put(LedgerLine.KEY, downstream.toHeaderValue());
                 }
                 if (ledger.omitted() > 0) {
-                    trailers.put(CallLedger.HEADER, LedgerLine.OMITTED + ledger.omitted());
+                    trailers.put(LedgerLine.KEY, LedgerLine.OMITTED + ledger.omitted());
                 }
             }
             super.close(status, trailers);

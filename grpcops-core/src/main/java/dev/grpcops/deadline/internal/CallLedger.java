@@ -4,7 +4,6 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.LedgerLine;
 import io.grpc.Context;
-import io.grpc.Metadata;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -19,7 +18,6 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class CallLedger {
 
     static final Context.Key<CallLedger> KEY = Context.key("grpcops-call-ledger");
-    static final Metadata.Key<String> HEADER = Metadata.Key.of(LedgerLine.HEADER, Metadata.ASCII_STRING_MARSHALLER);
 
     /**
      * The most lines a hop passes back from its downstream calls: a Checkout of a hundred SKUs would
@@ -36,6 +34,9 @@ public final class CallLedger {
     private final String ask;
 
     private volatile long handlerStartedNanos;
+    /** The line once the call has been answered: the span, the metrics and the trailers read the same one. */
+    private volatile LedgerLine answered;
+
     private final AtomicLong grantedNanos = new AtomicLong();
     private final ConcurrentLinkedQueue<LedgerLine> downstream = new ConcurrentLinkedQueue<>();
     /** Only a call whose caller asked for the ledger counts these: no object per call for them. */
@@ -108,8 +109,17 @@ public final class CallLedger {
         }
     }
 
-    /** The hop's line, as it answers now. */
+    /** The hop's line, as it answers: made at the first asking (the call's close), the same afterwards. */
     public LedgerLine answered() {
+        LedgerLine line = answered;
+        if (line == null) {
+            line = line();
+            answered = line;
+        }
+        return line;
+    }
+
+    private LedgerLine line() {
         long now = System.nanoTime();
         long started = handlerStartedNanos;
         return LedgerLine.builder(hop)
