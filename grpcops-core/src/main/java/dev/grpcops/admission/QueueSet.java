@@ -56,6 +56,7 @@ final class QueueSet {
     private final FairQueue[] queues;
     private final ShuffleSharding dealer;
     private final int queueLengthLimit;
+    private final boolean earliestDeadlineFirst;
     private final Map<String, Flow> flows = new HashMap<>();
     private double virtualTime;
     private long lastSync;
@@ -71,6 +72,7 @@ final class QueueSet {
         }
         this.dealer = new ShuffleSharding(queues, handSize);
         this.queueLengthLimit = queueLengthLimit;
+        this.earliestDeadlineFirst = order == QueueOrder.DEADLINE;
     }
 
     /** Advances virtual time to {@code now}; {@code seats} is what the level may run at once. */
@@ -125,7 +127,7 @@ final class QueueSet {
 
     /** The calls of {@code queue} to be served before {@code joining}: all of them, or those due no later. */
     private int callsAhead(FairQueue queue, Ticket joining) {
-        if (!(queue.waiting instanceof PriorityQueue)) {
+        if (!earliestDeadlineFirst) {
             return queue.waiting.size();
         }
         int ahead = 0;

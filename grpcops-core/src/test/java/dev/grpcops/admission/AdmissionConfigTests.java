@@ -37,42 +37,22 @@ class AdmissionConfigTests {
                                 10, List.of(PriorityLevelConfig.of("a", 1)), S, Duration.ofSeconds(2), S)),
                 bad(
                         "levels.default.shares",
-                        () -> PriorityLevelConfig.builder("default")
-                                .shares(-1)
-                                .queues(64)
-                                .handSize(8)
-                                .queueLengthLimit(50)
-                                .build()),
+                        () -> PriorityLevelConfig.builder("default").shares(-1).build()),
                 bad(
                         "levels.default.queues",
-                        () -> PriorityLevelConfig.builder("default")
-                                .shares(1)
-                                .queues(-1)
-                                .handSize(8)
-                                .queueLengthLimit(50)
-                                .build()),
+                        () -> PriorityLevelConfig.builder("default").queues(-1).build()),
+                bad(
+                        "levels.default.hand-size",
+                        () -> PriorityLevelConfig.builder("default").queues(4).build()),
                 bad(
                         "levels.default.hand-size",
                         () -> PriorityLevelConfig.builder("default")
-                                .shares(1)
-                                .queues(4)
-                                .handSize(8)
-                                .queueLengthLimit(50)
-                                .build()),
-                bad(
-                        "levels.default.hand-size",
-                        () -> PriorityLevelConfig.builder("default")
-                                .shares(1)
                                 .queues(128)
                                 .handSize(10)
-                                .queueLengthLimit(50)
                                 .build()),
                 bad(
                         "levels.default.queue-length-limit",
                         () -> PriorityLevelConfig.builder("default")
-                                .shares(1)
-                                .queues(64)
-                                .handSize(8)
                                 .queueLengthLimit(0)
                                 .build()),
                 bad(

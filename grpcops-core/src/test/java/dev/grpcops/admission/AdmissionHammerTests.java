@@ -440,7 +440,6 @@ class AdmissionHammerTests {
                 1,
                 Duration.ofMillis(5),
                 PriorityLevelConfig.builder("default")
-                        .shares(1)
                         .queues(8)
                         .handSize(2)
                         .queueLengthLimit(4)
@@ -454,17 +453,11 @@ class AdmissionHammerTests {
                 2,
                 Duration.ofMillis(5),
                 PriorityLevelConfig.builder("queued")
-                        .shares(1)
                         .queues(8)
                         .handSize(2)
                         .queueLengthLimit(4)
                         .build(),
-                PriorityLevelConfig.builder("at-once")
-                        .shares(1)
-                        .queues(0)
-                        .handSize(0)
-                        .queueLengthLimit(0)
-                        .build());
+                PriorityLevelConfig.builder("at-once").queues(0).build());
         hammer(admission, 2, List.of("queued", "at-once"));
     }
 
@@ -480,7 +473,6 @@ class AdmissionHammerTests {
                         .queueLengthLimit(4)
                         .build(),
                 PriorityLevelConfig.builder("sheddable")
-                        .shares(1)
                         .queues(4)
                         .handSize(1)
                         .queueLengthLimit(2)
@@ -498,12 +490,7 @@ class AdmissionHammerTests {
         Admission admission = admission(
                 1,
                 Duration.ofSeconds(60),
-                PriorityLevelConfig.builder("default")
-                        .shares(1)
-                        .queues(64)
-                        .handSize(8)
-                        .queueLengthLimit(10_000)
-                        .build());
+                PriorityLevelConfig.builder("default").queueLengthLimit(10_000).build());
         Admission.Level level = admission.level("default");
         int perThread = 5_000;
         int total = OFFERERS * perThread;

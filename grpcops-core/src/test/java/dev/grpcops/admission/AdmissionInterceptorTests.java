@@ -219,14 +219,7 @@ class AdmissionInterceptorTests {
 
     @Test
     void aRejectedCallIsToldResourceExhaustedWithLevelReasonAndPushback() throws Exception {
-        start(
-                1,
-                PriorityLevelConfig.builder("default")
-                        .shares(1)
-                        .queues(0)
-                        .handSize(0)
-                        .queueLengthLimit(0)
-                        .build());
+        start(1, PriorityLevelConfig.builder("default").queues(0).build());
         as("alpha", null).check(CheckRequest.getDefaultInstance());
         await("the first call to run", () -> stock.served.size() == 1);
 
@@ -294,14 +287,7 @@ class AdmissionInterceptorTests {
 
     @Test
     void healthChecksAreNeverQueuedOrRejected() throws Exception {
-        start(
-                1,
-                PriorityLevelConfig.builder("default")
-                        .shares(1)
-                        .queues(0)
-                        .handSize(0)
-                        .queueLengthLimit(0)
-                        .build());
+        start(1, PriorityLevelConfig.builder("default").queues(0).build());
         as("alpha", null).check(CheckRequest.getDefaultInstance());
         await("the only seat to be taken", () -> stock.served.size() == 1);
 

@@ -146,12 +146,7 @@ class AdmissionTests {
         Admission admission = admission(
                 10,
                 Duration.ofSeconds(5),
-                PriorityLevelConfig.builder("critical")
-                        .shares(50)
-                        .queues(0)
-                        .handSize(0)
-                        .queueLengthLimit(0)
-                        .build(),
+                PriorityLevelConfig.builder("critical").shares(50).queues(0).build(),
                 PriorityLevelConfig.of("sheddable", 50));
         for (int i = 0; i < 20; i++) {
             offer(admission, "sheddable", "batch", 5_000);
@@ -220,7 +215,6 @@ class AdmissionTests {
                 1,
                 Duration.ofSeconds(5),
                 PriorityLevelConfig.builder("default")
-                        .shares(1)
                         .queues(1)
                         .handSize(1)
                         .queueLengthLimit(1)
@@ -248,12 +242,7 @@ class AdmissionTests {
         Admission admission = admission(
                 1,
                 Duration.ofSeconds(5),
-                PriorityLevelConfig.builder("catch-all")
-                        .shares(1)
-                        .queues(0)
-                        .handSize(0)
-                        .queueLengthLimit(0)
-                        .build());
+                PriorityLevelConfig.builder("catch-all").queues(0).build());
         offer(admission, "catch-all", "a", 5_000);
         TestCall second = offer(admission, "catch-all", "b", 5_000);
         assertThat(second.rejection.reason()).isEqualTo(RejectReason.CONCURRENCY_LIMIT);
@@ -274,12 +263,7 @@ class AdmissionTests {
         Admission admission = admission(
                 1,
                 Duration.ofSeconds(5),
-                PriorityLevelConfig.builder("default")
-                        .shares(1)
-                        .queues(0)
-                        .handSize(0)
-                        .queueLengthLimit(0)
-                        .build());
+                PriorityLevelConfig.builder("default").queues(0).build());
         offer(admission, "default", "holder", 5_000);
         List<Long> pushbacks = new ArrayList<>();
         for (int second = 0; second < 7; second++) {
@@ -326,12 +310,7 @@ class AdmissionTests {
         Admission admission = admission(
                 1,
                 Duration.ofSeconds(5),
-                PriorityLevelConfig.builder("default")
-                        .shares(1)
-                        .queues(64)
-                        .handSize(8)
-                        .queueLengthLimit(10_000)
-                        .build());
+                PriorityLevelConfig.builder("default").queueLengthLimit(10_000).build());
         List<TestCall> order = new ArrayList<>();
         class FailingFast extends TestCall {
             FailingFast(String flow) {

@@ -65,13 +65,7 @@ class FairQueuingTests {
     @Test
     void aFlowStaysOnItsQueueSoItsExcessIsRejectedNotSpreadOverItsHand() {
         Admission admission = admission(
-                1,
-                PriorityLevelConfig.builder("default")
-                        .shares(1)
-                        .queues(64)
-                        .handSize(8)
-                        .queueLengthLimit(10)
-                        .build());
+                1, PriorityLevelConfig.builder("default").queueLengthLimit(10).build());
         offer(admission, "default", "seat-holder");
         List<TestCall> flood = new ArrayList<>();
         for (int i = 0; i < 30; i++) {

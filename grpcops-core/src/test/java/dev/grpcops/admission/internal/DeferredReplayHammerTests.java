@@ -206,7 +206,6 @@ class DeferredReplayHammerTests {
     private final Admission admission = Admission.builder(new AdmissionConfig(
                     1,
                     List.of(PriorityLevelConfig.builder(LEVEL)
-                            .shares(1)
                             .queues(4)
                             .handSize(1)
                             .queueLengthLimit(100)

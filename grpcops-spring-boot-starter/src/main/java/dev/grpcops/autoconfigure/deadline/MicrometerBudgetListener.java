@@ -8,8 +8,10 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /**
  * The budget's own metrics, in Micrometer. Prometheus names:
@@ -30,12 +32,10 @@ final class MicrometerBudgetListener implements BudgetListener {
     };
 
     /** Slack buckets: the same, and finer near zero, where a hop that spends nearly all of its budget shows. */
-    private static final Duration[] SLACK_BUCKETS = {
-        Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
-        Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(300), Duration.ofMillis(500),
-        Duration.ofMillis(700), Duration.ofMillis(800), Duration.ofSeconds(1), Duration.ofMillis(1500),
-        Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
-    };
+    private static final Duration[] SLACK_BUCKETS = Stream.concat(
+                    Stream.of(Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25)),
+                    Arrays.stream(BUCKETS))
+            .toArray(Duration[]::new);
 
     private final MeterRegistry registry;
     private final Map<String, Timer> remaining = new ConcurrentHashMap<>();
@@ -80,12 +80,11 @@ final class MicrometerBudgetListener implements BudgetListener {
     public void answered(String method, LedgerLine line) {
         slack.computeIfAbsent(
                         method,
-                        m -> Timer.builder("grpc.budget.slack")
-                                .description(
-                                        "Budget left when a served call was answered (0 when it was answered late)")
-                                .tag("method", m)
-                                .serviceLevelObjectives(SLACK_BUCKETS)
-                                .register(registry))
+                        m -> histogram(
+                                "grpc.budget.slack",
+                                "Budget left when a served call was answered (0 when it was answered late)",
+                                m,
+                                SLACK_BUCKETS))
                 .record(atLeastZero(line.slack()));
         if (line.slack().isNegative()) {
             late.computeIfAbsent(
@@ -112,10 +111,14 @@ final class MicrometerBudgetListener implements BudgetListener {
     }
 
     private Timer histogram(String name, String description, String method) {
+        return histogram(name, description, method, BUCKETS);
+    }
+
+    private Timer histogram(String name, String description, String method, Duration[] buckets) {
         return Timer.builder(name)
                 .description(description)
                 .tag("method", method)
-                .serviceLevelObjectives(BUCKETS)
+                .serviceLevelObjectives(buckets)
                 .register(registry);
     }
 
