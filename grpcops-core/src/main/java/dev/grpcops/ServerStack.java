@@ -62,7 +62,10 @@ public final class ServerStack {
         ADMISSION,
         /** Once admitted: the budget, level and admission wait onto the call's span. */
         TRACE_TAGS,
-        /** Injected faults, inside admission, so that a held answer keeps its seat. */
+        /**
+         * Injected faults, inside admission, so that a held answer keeps its seat; the time it is
+         * held is left out of the adaptive limit's samples (to the limiter, the fault sits before it).
+         */
         FAULTS,
         /** Counts the calls being served, so that a stopping server waits for them. */
         IN_FLIGHT

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,16 +50,18 @@ public final class Admission {
     public static final class Level {
         private final Admission admission;
         private final String name;
-        private final int nominal;
+        private final int shares;
+        // Under the admission's lock, as the fields below: the nominal seats follow an adaptive limit.
+        private int nominal;
         private final QueueSet queues;
         private final Pushback pushback;
         private long estimateNanos = INITIAL_ESTIMATE_NANOS;
         private int executing;
 
-        private Level(Admission admission, PriorityLevelConfig config, int nominal, AdmissionConfig server) {
+        private Level(Admission admission, PriorityLevelConfig config, AdmissionConfig server) {
             this.admission = admission;
             this.name = config.name();
-            this.nominal = nominal;
+            this.shares = config.shares();
             this.queues = config.queues() == 0
                     ? null
                     : new QueueSet(config.queues(), config.handSize(), config.queueLengthLimit(), server.queueOrder());
@@ -70,9 +73,14 @@ public final class Admission {
             return name;
         }
 
-        /** Seats the level is guaranteed when it has calls to run: ceil(limit × shares / Σ shares). */
+        /**
+         * Seats the level is guaranteed when it has calls to run: ceil(limit × shares / Σ shares), of
+         * the limit now when it adapts.
+         */
         public int nominalSeats() {
-            return nominal;
+            synchronized (admission.lock) {
+                return nominal;
+            }
         }
 
         /** Seats its calls hold now, borrowed ones included. */
@@ -107,7 +115,11 @@ public final class Admission {
     }
 
     private final Object lock = new Object();
-    private final int limit;
+    private final long totalShares;
+    /** The widest a call may be: the limit, or the least it can adapt to. */
+    private final int maxWidth;
+
+    private final @Nullable GradientLimit adaptiveLimit;
     private final Map<String, Level> levels;
     private final Level[] levelArray;
     private final long maxWaitNanos;
@@ -118,6 +130,9 @@ public final class Admission {
     private final boolean earliestDeadlineFirst;
     private final RateLimitedLog listenerFailures = new RateLimitedLog(log, Duration.ofSeconds(10));
     private final ThreadLocal<Starter> starters = ThreadLocal.withInitial(Starter::new);
+
+    @GuardedBy("lock")
+    private int limit;
 
     @GuardedBy("lock")
     private int executing;
@@ -131,20 +146,25 @@ public final class Admission {
 
     private Admission(Builder builder) {
         AdmissionConfig config = builder.config;
-        this.limit = config.limit();
+        AdaptiveLimit adaptive = config.adaptiveLimit();
+        this.adaptiveLimit = adaptive == null ? null : new GradientLimit(adaptive, config.limit());
+        this.limit = adaptiveLimit == null ? config.limit() : adaptiveLimit.limit();
+        this.maxWidth = adaptive == null ? limit : adaptive.minLimit();
         this.maxWaitNanos = config.maxWait().toNanos();
         this.listener = builder.listener;
         this.clock = builder.nanoClock;
         this.timer = builder.timer;
-        long totalShares =
+        this.totalShares =
                 config.levels().stream().mapToLong(PriorityLevelConfig::shares).sum();
         Map<String, Level> byName = new LinkedHashMap<>();
         for (PriorityLevelConfig level : config.levels()) {
-            int nominal = (int) Math.ceil((double) limit * level.shares() / totalShares);
-            byName.put(level.name(), new Level(this, level, nominal, config));
+            byName.put(level.name(), new Level(this, level, config));
         }
         this.levels = Collections.unmodifiableMap(byName);
         this.levelArray = byName.values().toArray(new Level[0]);
+        synchronized (lock) {
+            shareOut();
+        }
         this.hasLevelsWithoutQueues = config.levels().stream().anyMatch(level -> level.queues() == 0);
         this.earliestDeadlineFirst = config.queueOrder() == QueueOrder.DEADLINE;
     }
@@ -167,9 +187,24 @@ public final class Admission {
         return List.of(levelArray);
     }
 
-    /** Seats of the whole server. */
+    /** Seats of the whole server: the configured limit, or where the adaptive limit is now. */
     public int limit() {
-        return limit;
+        synchronized (lock) {
+            return limit;
+        }
+    }
+
+    /** Whether the limit follows measured latency ({@link AdaptiveLimit}): then ends are samples. */
+    public boolean adaptsLimit() {
+        return adaptiveLimit != null;
+    }
+
+    /** Each level's nominal seats from the limit: ceil(limit × shares / Σ shares). */
+    @GuardedBy("lock")
+    private void shareOut() {
+        for (Level level : levelArray) {
+            level.nominal = (int) Math.ceil((double) limit * level.shares / totalShares);
+        }
     }
 
     /**
@@ -189,13 +224,14 @@ public final class Admission {
      * As {@link #offer(Level, long, AdmissionRequest)}, for a call that takes {@code width} seats while
      * it runs (as APF gives a LIST more seats): one that fans out into that many downstream calls.
      * Its fair queue is charged for all of them, so that a caller's fan-out, and the cancellations
-     * it brings, stay within its share. At least 1, at most the server's limit.
+     * it brings, stay within its share. At least 1, at most the server's limit (with an adaptive
+     * limit, at most its minimum, so that the call can always be seated).
      */
     public AdmissionTicket offer(Level level, long allowanceNanos, int width, AdmissionRequest request) {
         if (level.admission != this) {
             throw new IllegalArgumentException("level '" + level.name + "' belongs to another admission");
         }
-        Ticket ticket = new Ticket(level, request, allowanceNanos, Math.max(1, Math.min(limit, width)));
+        Ticket ticket = new Ticket(level, request, allowanceNanos, Math.max(1, Math.min(maxWidth, width)));
         offer(ticket);
         return ticket;
     }
@@ -255,7 +291,7 @@ public final class Admission {
         }
     }
 
-    void release(Ticket request) {
+    void release(Ticket request, long heldNanos, boolean sampled) {
         long now = clock.getAsLong();
         List<Ticket> started;
         synchronized (lock) {
@@ -269,6 +305,13 @@ public final class Admission {
                 // Virtual time up to now ran at the seat count before this release.
                 level.queues.sync(now, level.seats());
                 level.queues.finished(request, service);
+            }
+            if (sampled && adaptiveLimit != null) {
+                int adapted = adaptiveLimit.sample(now, service - heldNanos, executing);
+                if (adapted != limit) {
+                    limit = adapted;
+                    shareOut();
+                }
             }
             executing -= request.width;
             level.executing -= request.width;

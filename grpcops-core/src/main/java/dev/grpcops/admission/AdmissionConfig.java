@@ -6,24 +6,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The server-wide admission settings (design §9): {@link #builder()} starts from the defaults.
- *
- * @param limit seats: calls the server executes at once, shared by the levels
- * @param levels the priority levels, sharing the seats by their shares
- * @param maxWait longest a call waits in a queue, also when its deadline would allow more
- * @param retryPushback the first {@code grpc-retry-pushback-ms} a rejected caller is told
- * @param maxRetryPushback the most it grows to while rejections go on (it doubles every second they do)
- * @param queueOrder the order in which each fair queue's waiting calls are served
+ * The server-wide admission settings (design §9): {@link #builder()} starts from the defaults
+ * ({@code DEFAULT_*}) and refuses, naming the setting, a configuration that cannot work.
  */
-public record AdmissionConfig(
-        int limit,
-        List<PriorityLevelConfig> levels,
-        Duration maxWait,
-        Duration retryPushback,
-        Duration maxRetryPushback,
-        QueueOrder queueOrder) {
+public final class AdmissionConfig {
 
     /** Seats by default. */
     public static final int DEFAULT_LIMIT = 128;
@@ -44,11 +33,26 @@ public record AdmissionConfig(
             PriorityLevelConfig.of(Criticality.DEFAULT.value(), 35),
             PriorityLevelConfig.of(Criticality.SHEDDABLE.value(), 15));
 
-    public AdmissionConfig {
+    private final int limit;
+    private final List<PriorityLevelConfig> levels;
+    private final Duration maxWait;
+    private final Duration retryPushback;
+    private final Duration maxRetryPushback;
+    private final QueueOrder queueOrder;
+    private final @Nullable AdaptiveLimit adaptiveLimit;
+
+    private AdmissionConfig(Builder builder) {
+        this.limit = builder.limit;
+        this.levels = List.copyOf(builder.levels);
+        this.maxWait = builder.maxWait;
+        this.retryPushback = builder.retryPushback;
+        this.maxRetryPushback = builder.maxRetryPushback;
+        this.queueOrder = builder.queueOrder;
+        this.adaptiveLimit = builder.adaptiveLimit;
         if (limit < 1) {
             throw new InvalidAdmissionConfigException("limit", "must be at least 1 seat, got " + limit);
         }
-        if (levels == null || levels.isEmpty()) {
+        if (levels.isEmpty()) {
             throw new InvalidAdmissionConfigException("levels", "must define at least one priority level");
         }
         Set<String> names = new HashSet<>();
@@ -73,17 +77,56 @@ public record AdmissionConfig(
         if (queueOrder == null) {
             throw new InvalidAdmissionConfigException("queue-order", "must be deadline or arrival, got none");
         }
-        levels = List.copyOf(levels);
+        if (adaptiveLimit != null) {
+            if (adaptiveLimit.minLimit() < levels.size()) {
+                throw new InvalidAdmissionConfigException(
+                        "adaptive.min-limit",
+                        "must give each of the " + levels.size() + " priority levels at least one seat, got "
+                                + adaptiveLimit.minLimit());
+            }
+            if (limit < adaptiveLimit.minLimit() || limit > adaptiveLimit.maxLimit()) {
+                throw new InvalidAdmissionConfigException(
+                        "limit",
+                        "is where the adaptive limit starts: it must lie within adaptive.min-limit ("
+                                + adaptiveLimit.minLimit() + ") and adaptive.max-limit (" + adaptiveLimit.maxLimit()
+                                + "), got " + limit);
+            }
+        }
     }
 
-    /** With the default {@link #queueOrder()}, earliest deadline first. */
-    public AdmissionConfig(
-            int limit,
-            List<PriorityLevelConfig> levels,
-            Duration maxWait,
-            Duration retryPushback,
-            Duration maxRetryPushback) {
-        this(limit, levels, maxWait, retryPushback, maxRetryPushback, DEFAULT_QUEUE_ORDER);
+    /** Seats: calls the server executes at once, shared by the levels; where an adaptive limit starts. */
+    public int limit() {
+        return limit;
+    }
+
+    /** The priority levels, sharing the seats by their shares. */
+    public List<PriorityLevelConfig> levels() {
+        return levels;
+    }
+
+    /** The longest a call waits in a queue, also when its deadline would allow more. */
+    public Duration maxWait() {
+        return maxWait;
+    }
+
+    /** The first {@code grpc-retry-pushback-ms} a rejected caller is told. */
+    public Duration retryPushback() {
+        return retryPushback;
+    }
+
+    /** The most the pushback grows to while rejections go on (it doubles every second they do). */
+    public Duration maxRetryPushback() {
+        return maxRetryPushback;
+    }
+
+    /** The order in which each fair queue's waiting calls are served. */
+    public QueueOrder queueOrder() {
+        return queueOrder;
+    }
+
+    /** How the seats follow measured latency; null: the seats stay {@link #limit()}. */
+    public @Nullable AdaptiveLimit adaptiveLimit() {
+        return adaptiveLimit;
     }
 
     /** Checks that every level {@code policy} sends calls to is defined here. */
@@ -108,7 +151,31 @@ public record AdmissionConfig(
         return new Builder();
     }
 
-    /** Every value starts at its default ({@code DEFAULT_*}). */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof AdmissionConfig other
+                && limit == other.limit
+                && levels.equals(other.levels)
+                && maxWait.equals(other.maxWait)
+                && retryPushback.equals(other.retryPushback)
+                && maxRetryPushback.equals(other.maxRetryPushback)
+                && queueOrder == other.queueOrder
+                && Objects.equals(adaptiveLimit, other.adaptiveLimit);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(limit, levels, maxWait, retryPushback, maxRetryPushback, queueOrder, adaptiveLimit);
+    }
+
+    @Override
+    public String toString() {
+        return "AdmissionConfig[limit=" + limit + ", levels=" + levels + ", maxWait=" + maxWait + ", retryPushback="
+                + retryPushback + ", maxRetryPushback=" + maxRetryPushback + ", queueOrder=" + queueOrder
+                + ", adaptiveLimit=" + adaptiveLimit + "]";
+    }
+
+    /** Every value starts at its default ({@code DEFAULT_*}); the seats are fixed unless {@link #adaptiveLimit} is set. */
     public static final class Builder {
 
         private int limit = DEFAULT_LIMIT;
@@ -117,10 +184,11 @@ public record AdmissionConfig(
         private Duration retryPushback = DEFAULT_RETRY_PUSHBACK;
         private Duration maxRetryPushback = DEFAULT_MAX_RETRY_PUSHBACK;
         private QueueOrder queueOrder = DEFAULT_QUEUE_ORDER;
+        private @Nullable AdaptiveLimit adaptiveLimit;
 
         private Builder() {}
 
-        /** Calls the server executes at once, shared by the levels. */
+        /** Calls the server executes at once, shared by the levels; with an adaptive limit, where it starts. */
         public Builder limit(int limit) {
             this.limit = limit;
             return this;
@@ -130,6 +198,11 @@ public record AdmissionConfig(
         public Builder levels(List<PriorityLevelConfig> levels) {
             this.levels = new ArrayList<>(Objects.requireNonNull(levels, "levels"));
             return this;
+        }
+
+        /** As {@link #levels(List)}. */
+        public Builder levels(PriorityLevelConfig... levels) {
+            return levels(List.of(levels));
         }
 
         /** The longest a call waits in a queue, also when its deadline would allow more. */
@@ -151,9 +224,18 @@ public record AdmissionConfig(
             return this;
         }
 
+        /**
+         * Sizes the seats from measured latency within the limit's bounds, starting at {@link #limit};
+         * null (the default) keeps them fixed.
+         */
+        public Builder adaptiveLimit(@Nullable AdaptiveLimit adaptiveLimit) {
+            this.adaptiveLimit = adaptiveLimit;
+            return this;
+        }
+
         /** @throws InvalidAdmissionConfigException naming the field that is out of range */
         public AdmissionConfig build() {
-            return new AdmissionConfig(limit, levels, maxWait, retryPushback, maxRetryPushback, queueOrder);
+            return new AdmissionConfig(this);
         }
     }
 }

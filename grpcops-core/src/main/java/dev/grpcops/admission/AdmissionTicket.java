@@ -3,8 +3,25 @@ package dev.grpcops.admission;
 /** A call's place in {@link Admission}: in a queue first, then its seat. */
 public interface AdmissionTicket {
 
-    /** Frees the call's seat once it has ended; later calls, and calls before it started, do nothing. */
-    void release();
+    /**
+     * Frees the call's seat once it has ended, served and answered OK: its service time is a sample of
+     * the {@link AdaptiveLimit}, if there is one. Later calls, and calls before it started, do nothing.
+     */
+    default void release() {
+        release(0);
+    }
+
+    /**
+     * As {@link #release()}, for a call whose answer was held {@code heldNanos} by something that is
+     * not its work (fault injection): the sample leaves that time out.
+     */
+    void release(long heldNanos);
+
+    /**
+     * Frees the seat of a call that failed, was cancelled or was not served: its time says nothing of
+     * how fast the server is, and is no sample.
+     */
+    void releaseWithoutSample();
 
     /**
      * The caller cancelled: a queued call leaves its queue at once (counted as {@code cancelled});

@@ -2,7 +2,9 @@ package dev.grpcops.admission;
 
 import java.net.SocketAddress;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Turns a call's metadata into its {@link Caller} and priority level: criticality picks the level
@@ -18,37 +20,31 @@ public final class CallerPolicy {
     /** Whether any rule needs the caller's id; if not, the peer address is never turned into a string per call. */
     private final boolean rulesByCaller;
 
-    /**
-     * @param criticalityLevels the level of each criticality (all three must be mapped)
-     * @param callerLevels levels for chosen callers, whatever criticality they claim
-     * @param callerCaps the highest criticality chosen callers may claim
-     * @param defaultCap the highest criticality any other caller may claim
-     */
-    public CallerPolicy(
-            Map<Criticality, String> criticalityLevels,
-            Map<String, String> callerLevels,
-            Map<String, Criticality> callerCaps,
-            Criticality defaultCap) {
+    private CallerPolicy(Builder builder) {
         for (Criticality criticality : Criticality.values()) {
-            if (!criticalityLevels.containsKey(criticality)) {
+            if (!builder.criticalityLevels.containsKey(criticality)) {
                 throw new InvalidAdmissionConfigException(
                         "criticality-levels." + criticality.value(), "must name a priority level");
             }
         }
-        this.criticalityLevels = new EnumMap<>(criticalityLevels);
-        this.callerLevels = Map.copyOf(callerLevels);
-        this.callerCaps = Map.copyOf(callerCaps);
-        this.defaultCap = defaultCap;
+        this.criticalityLevels = new EnumMap<>(builder.criticalityLevels);
+        this.callerLevels = Map.copyOf(builder.callerLevels);
+        this.callerCaps = Map.copyOf(builder.callerCaps);
+        this.defaultCap = builder.defaultCap;
         this.rulesByCaller = !callerLevels.isEmpty() || !callerCaps.isEmpty();
+    }
+
+    /**
+     * Starts from {@link #byCriticality()}: each criticality goes to the level named after it, and
+     * any caller may claim any criticality.
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /** Every caller gets the level named after its criticality, capped at nothing. */
     public static CallerPolicy byCriticality() {
-        Map<Criticality, String> levels = new EnumMap<>(Criticality.class);
-        for (Criticality criticality : Criticality.values()) {
-            levels.put(criticality, criticality.value());
-        }
-        return new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL);
+        return builder().build();
     }
 
     /** The caller of a call with these header values (either may be null) from {@code peer}. */
@@ -78,5 +74,65 @@ public final class CallerPolicy {
                 (criticality, level) -> referenced.put("criticality-levels." + criticality.value(), level));
         callerLevels.forEach((caller, level) -> referenced.put("callers." + caller + ".level", level));
         return referenced;
+    }
+
+    /** What an operator decides: levels by criticality, and rules for chosen callers. */
+    public static final class Builder {
+
+        private final Map<Criticality, String> criticalityLevels = new EnumMap<>(Criticality.class);
+        private final Map<String, String> callerLevels = new LinkedHashMap<>();
+        private final Map<String, Criticality> callerCaps = new LinkedHashMap<>();
+        private Criticality defaultCap = Criticality.CRITICAL;
+
+        private Builder() {
+            for (Criticality criticality : Criticality.values()) {
+                criticalityLevels.put(criticality, criticality.value());
+            }
+        }
+
+        /** The level calls of {@code criticality} join. */
+        public Builder criticalityLevel(Criticality criticality, String level) {
+            criticalityLevels.put(
+                    Objects.requireNonNull(criticality, "criticality"), Objects.requireNonNull(level, "level"));
+            return this;
+        }
+
+        /** The level of each criticality, in place of the ones set so far: all three must be named. */
+        public Builder criticalityLevels(Map<Criticality, String> levels) {
+            criticalityLevels.clear();
+            criticalityLevels.putAll(levels);
+            return this;
+        }
+
+        /** Every criticality to one level (a server with a single level). */
+        public Builder everyCriticalityTo(String level) {
+            for (Criticality criticality : Criticality.values()) {
+                criticalityLevel(criticality, level);
+            }
+            return this;
+        }
+
+        /** {@code caller}'s calls join {@code level}, whatever criticality they claim. */
+        public Builder callerLevel(String caller, String level) {
+            callerLevels.put(Objects.requireNonNull(caller, "caller"), Objects.requireNonNull(level, "level"));
+            return this;
+        }
+
+        /** The highest criticality {@code caller} may claim; it may always claim less. */
+        public Builder callerCap(String caller, Criticality cap) {
+            callerCaps.put(Objects.requireNonNull(caller, "caller"), Objects.requireNonNull(cap, "cap"));
+            return this;
+        }
+
+        /** The highest criticality a caller without its own cap may claim; {@code critical} by default. */
+        public Builder defaultCap(Criticality defaultCap) {
+            this.defaultCap = Objects.requireNonNull(defaultCap, "defaultCap");
+            return this;
+        }
+
+        /** @throws InvalidAdmissionConfigException if a criticality has no level */
+        public CallerPolicy build() {
+            return new CallerPolicy(this);
+        }
     }
 }

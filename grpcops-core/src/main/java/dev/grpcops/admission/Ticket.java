@@ -40,8 +40,13 @@ final class Ticket implements AdmissionTicket {
     }
 
     @Override
-    public void release() {
-        level.admission().release(this);
+    public void release(long heldNanos) {
+        level.admission().release(this, heldNanos, true);
+    }
+
+    @Override
+    public void releaseWithoutSample() {
+        level.admission().release(this, 0, false);
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.grpcops.client;
 
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
-import dev.grpcops.internal.OpenDownstream;
+import dev.grpcops.internal.ServedSeat;
 import dev.grpcops.internal.SharedScheduler;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -230,7 +230,7 @@ public final class CancellationBudget implements ClientInterceptor {
         private volatile Throwable cancelCause;
 
         /** The served call's count this call holds open, if any; ended once. */
-        private final AtomicReference<OpenDownstream> work = new AtomicReference<>();
+        private final AtomicReference<ServedSeat> work = new AtomicReference<>();
 
         BudgetedCall(ClientCall<ReqT, RespT> delegate, Context caller) {
             super(delegate);
@@ -242,7 +242,7 @@ public final class CancellationBudget implements ClientInterceptor {
             synchronized (lock) {
                 application = listener;
             }
-            OpenDownstream served = OpenDownstream.current(caller);
+            ServedSeat served = ServedSeat.current(caller);
             if (served != null && served.started()) {
                 work.set(served); // the served call's seat is held until this call has ended downstream
             }
@@ -295,7 +295,7 @@ public final class CancellationBudget implements ClientInterceptor {
         }
 
         private void endWork() {
-            OpenDownstream held = work.getAndSet(null);
+            ServedSeat held = work.getAndSet(null);
             if (held != null) {
                 held.ended();
             }

@@ -18,23 +18,54 @@ class AdmissionConfigTests {
 
     static Stream<Arguments> badConfigurations() {
         return Stream.of(
-                bad("limit", () -> new AdmissionConfig(0, List.of(PriorityLevelConfig.of("default", 1)), S, S, S)),
                 bad(
                         "limit",
-                        () -> new AdmissionConfig(
-                                1, List.of(PriorityLevelConfig.of("a", 1), PriorityLevelConfig.of("b", 1)), S, S, S)),
-                bad("levels", () -> new AdmissionConfig(10, List.of(), S, S, S)),
+                        () -> AdmissionConfig.builder()
+                                .limit(0)
+                                .levels(List.of(PriorityLevelConfig.of("default", 1)))
+                                .maxWait(S)
+                                .retryPushback(S, S)
+                                .build()),
+                bad(
+                        "limit",
+                        () -> AdmissionConfig.builder()
+                                .limit(1)
+                                .levels(List.of(PriorityLevelConfig.of("a", 1), PriorityLevelConfig.of("b", 1)))
+                                .maxWait(S)
+                                .retryPushback(S, S)
+                                .build()),
+                bad(
+                        "levels",
+                        () -> AdmissionConfig.builder()
+                                .limit(10)
+                                .levels(List.of())
+                                .maxWait(S)
+                                .retryPushback(S, S)
+                                .build()),
                 bad(
                         "levels.a",
-                        () -> new AdmissionConfig(
-                                10, List.of(PriorityLevelConfig.of("a", 1), PriorityLevelConfig.of("a", 2)), S, S, S)),
+                        () -> AdmissionConfig.builder()
+                                .limit(10)
+                                .levels(List.of(PriorityLevelConfig.of("a", 1), PriorityLevelConfig.of("a", 2)))
+                                .maxWait(S)
+                                .retryPushback(S, S)
+                                .build()),
                 bad(
                         "max-wait",
-                        () -> new AdmissionConfig(10, List.of(PriorityLevelConfig.of("a", 1)), Duration.ZERO, S, S)),
+                        () -> AdmissionConfig.builder()
+                                .limit(10)
+                                .levels(List.of(PriorityLevelConfig.of("a", 1)))
+                                .maxWait(Duration.ZERO)
+                                .retryPushback(S, S)
+                                .build()),
                 bad(
                         "max-retry-pushback",
-                        () -> new AdmissionConfig(
-                                10, List.of(PriorityLevelConfig.of("a", 1)), S, Duration.ofSeconds(2), S)),
+                        () -> AdmissionConfig.builder()
+                                .limit(10)
+                                .levels(List.of(PriorityLevelConfig.of("a", 1)))
+                                .maxWait(S)
+                                .retryPushback(Duration.ofSeconds(2), S)
+                                .build()),
                 bad(
                         "levels.default.shares",
                         () -> PriorityLevelConfig.builder("default").shares(-1).build()),
@@ -57,28 +88,25 @@ class AdmissionConfigTests {
                                 .build()),
                 bad(
                         "criticality-levels.sheddable",
-                        () -> new CallerPolicy(
-                                Map.of(Criticality.CRITICAL, "c", Criticality.DEFAULT, "d"),
-                                Map.of(),
-                                Map.of(),
-                                Criticality.CRITICAL)),
+                        () -> CallerPolicy.builder()
+                                .criticalityLevels(Map.of(Criticality.CRITICAL, "c", Criticality.DEFAULT, "d"))
+                                .build()),
                 bad(
                         "callers.batch.level",
                         () -> checked(
-                                new AdmissionConfig(
-                                        10,
-                                        List.of(
+                                AdmissionConfig.builder()
+                                        .limit(10)
+                                        .levels(List.of(
                                                 PriorityLevelConfig.of("critical", 1),
                                                 PriorityLevelConfig.of("default", 1),
-                                                PriorityLevelConfig.of("sheddable", 1)),
-                                        S,
-                                        S,
-                                        S),
-                                new CallerPolicy(
-                                        CallerPolicyTests.levelsByCriticality(),
-                                        Map.of("batch", "bulk"),
-                                        Map.of(),
-                                        Criticality.CRITICAL))));
+                                                PriorityLevelConfig.of("sheddable", 1)))
+                                        .maxWait(S)
+                                        .retryPushback(S, S)
+                                        .build(),
+                                CallerPolicy.builder()
+                                        .criticalityLevels(CallerPolicyTests.levelsByCriticality())
+                                        .callerLevel("batch", "bulk")
+                                        .build())));
     }
 
     private static Object checked(AdmissionConfig config, CallerPolicy policy) {

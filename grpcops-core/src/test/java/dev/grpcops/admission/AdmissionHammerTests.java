@@ -425,8 +425,12 @@ class AdmissionHammerTests {
 
     private Admission admission(int limit, Duration maxWait, PriorityLevelConfig... levels) {
         CountingListener listener = new CountingListener();
-        Admission admission = Admission.builder(new AdmissionConfig(
-                        limit, List.of(levels), maxWait, Duration.ofMillis(100), Duration.ofSeconds(1)))
+        Admission admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(limit)
+                        .levels(List.of(levels))
+                        .maxWait(maxWait)
+                        .retryPushback(Duration.ofMillis(100), Duration.ofSeconds(1))
+                        .build())
                 .listener(listener)
                 .timer(timer())
                 .build();

@@ -103,8 +103,12 @@ class AdmissionInterceptorTests {
     /** Stock behind {@code inner}, admission and (when not null) {@code outer}, outermost last. */
     private void start(int limit, PriorityLevelConfig level, ServerInterceptor inner, ServerInterceptor outer)
             throws Exception {
-        Admission.Builder builder = Admission.builder(new AdmissionConfig(
-                        limit, List.of(level), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(32)))
+        Admission.Builder builder = Admission.builder(AdmissionConfig.builder()
+                        .limit(limit)
+                        .levels(List.of(level))
+                        .maxWait(Duration.ofSeconds(10))
+                        .retryPushback(Duration.ofSeconds(1), Duration.ofSeconds(32))
+                        .build())
                 .listener(new AdmissionListener() {
                     @Override
                     public void rejected(String levelName, RejectReason reason) {
@@ -119,7 +123,7 @@ class AdmissionInterceptorTests {
         for (Criticality criticality : Criticality.values()) {
             levels.put(criticality, level.name());
         }
-        CallerPolicy policy = new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL);
+        CallerPolicy policy = CallerPolicy.builder().criticalityLevels(levels).build();
         ServerInterceptor interceptor = AdmissionInterceptors.server(admission)
                 .policy(policy)
                 .exemptServices(Set.of(HealthGrpc.SERVICE_NAME))
@@ -380,17 +384,10 @@ class AdmissionInterceptorTests {
                 .endsWith("/default");
 
         // A call made downstream while serving (in the served call's context), as Pricing calls Stock.
-        Caller caller = new CallerPolicy(
-                        Map.of(
-                                Criticality.CRITICAL,
-                                "default",
-                                Criticality.DEFAULT,
-                                "default",
-                                Criticality.SHEDDABLE,
-                                "default"),
-                        Map.of(),
-                        Map.of("mobile-app", Criticality.DEFAULT),
-                        Criticality.CRITICAL)
+        Caller caller = CallerPolicy.builder()
+                .everyCriticalityTo("default")
+                .callerCap("mobile-app", Criticality.DEFAULT)
+                .build()
                 .classify("mobile-app", "critical", null);
         caller.attachTo(Context.current())
                 .run(() -> StockGrpc.newBlockingStub(toBack).check(CheckRequest.getDefaultInstance()));

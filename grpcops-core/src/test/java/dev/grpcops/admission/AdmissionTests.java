@@ -22,8 +22,12 @@ class AdmissionTests {
     };
 
     private Admission admission(int limit, Duration maxWait, PriorityLevelConfig... levels) {
-        return Admission.builder(new AdmissionConfig(
-                        limit, List.of(levels), maxWait, Duration.ofSeconds(1), Duration.ofSeconds(32)))
+        return Admission.builder(AdmissionConfig.builder()
+                        .limit(limit)
+                        .levels(List.of(levels))
+                        .maxWait(maxWait)
+                        .retryPushback(Duration.ofSeconds(1), Duration.ofSeconds(32))
+                        .build())
                 .listener(listener)
                 .nanoClock(time::now)
                 .timer(time)
@@ -165,13 +169,13 @@ class AdmissionTests {
     /** In arrival order a call waits behind its flow's backlog (in deadline order: DeadlineOrderTests). */
     @Test
     void aCallThatCouldNotFinishAfterItsPredictedWaitIsRejectedAtOnce() {
-        Admission admission = Admission.builder(new AdmissionConfig(
-                        1,
-                        List.of(PriorityLevelConfig.of("default", 1)),
-                        Duration.ofSeconds(5),
-                        Duration.ofSeconds(1),
-                        Duration.ofSeconds(32),
-                        QueueOrder.ARRIVAL))
+        Admission admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(1)
+                        .levels(List.of(PriorityLevelConfig.of("default", 1)))
+                        .maxWait(Duration.ofSeconds(5))
+                        .retryPushback(Duration.ofSeconds(1), Duration.ofSeconds(32))
+                        .queueOrder(QueueOrder.ARRIVAL)
+                        .build())
                 .listener(listener)
                 .nanoClock(time::now)
                 .timer(time)
@@ -353,12 +357,12 @@ class AdmissionTests {
                 throw new IllegalStateException("broken metrics");
             }
         };
-        Admission admission = Admission.builder(new AdmissionConfig(
-                        1,
-                        List.of(PriorityLevelConfig.of("default", 1)),
-                        Duration.ofSeconds(5),
-                        Duration.ofSeconds(1),
-                        Duration.ofSeconds(32)))
+        Admission admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(1)
+                        .levels(List.of(PriorityLevelConfig.of("default", 1)))
+                        .maxWait(Duration.ofSeconds(5))
+                        .retryPushback(Duration.ofSeconds(1), Duration.ofSeconds(32))
+                        .build())
                 .listener(throwing)
                 .nanoClock(time::now)
                 .timer(time)

@@ -19,11 +19,11 @@ class CallerPolicyTests {
         return levels;
     }
 
-    private final CallerPolicy policy = new CallerPolicy(
-            levelsByCriticality(),
-            Map.of("nightly-export", "sheddable"),
-            Map.of("mobile-app", Criticality.DEFAULT),
-            Criticality.CRITICAL);
+    private final CallerPolicy policy = CallerPolicy.builder()
+            .criticalityLevels(levelsByCriticality())
+            .callerLevel("nightly-export", "sheddable")
+            .callerCap("mobile-app", Criticality.DEFAULT)
+            .build();
 
     @Test
     void criticalityPicksTheLevelAndUnknownValuesMeanDefault() {

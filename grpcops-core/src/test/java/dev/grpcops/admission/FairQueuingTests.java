@@ -16,8 +16,12 @@ class FairQueuingTests {
     private final List<TestCall> started = new ArrayList<>();
 
     private Admission admission(int limit, PriorityLevelConfig... levels) {
-        return Admission.builder(new AdmissionConfig(
-                        limit, List.of(levels), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(32)))
+        return Admission.builder(AdmissionConfig.builder()
+                        .limit(limit)
+                        .levels(List.of(levels))
+                        .maxWait(Duration.ofSeconds(10))
+                        .retryPushback(Duration.ofSeconds(1), Duration.ofSeconds(32))
+                        .build())
                 .listener(AdmissionListener.NONE)
                 .nanoClock(time::now)
                 .timer(time)

@@ -81,12 +81,12 @@ class SeatsHeldByDownstreamTests {
                 .build();
         closeables.add(() -> toStock.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
-        admission = Admission.builder(new AdmissionConfig(
-                        1,
-                        List.of(PriorityLevelConfig.of("default", 1)),
-                        Duration.ofSeconds(10),
-                        Duration.ofSeconds(1),
-                        Duration.ofSeconds(32)))
+        admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(1)
+                        .levels(List.of(PriorityLevelConfig.of("default", 1)))
+                        .maxWait(Duration.ofSeconds(10))
+                        .retryPushback(Duration.ofSeconds(1), Duration.ofSeconds(32))
+                        .build())
                 .build();
         Map<Criticality, String> levels = new java.util.EnumMap<>(Criticality.class);
         for (Criticality criticality : Criticality.values()) {
@@ -121,7 +121,9 @@ class SeatsHeldByDownstreamTests {
                             }
                         },
                         AdmissionInterceptors.server(admission)
-                                .policy(new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL))
+                                .policy(CallerPolicy.builder()
+                                        .criticalityLevels(levels)
+                                        .build())
                                 .build()))
                 .build()
                 .start();

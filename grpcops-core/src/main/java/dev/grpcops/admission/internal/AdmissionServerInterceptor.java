@@ -73,7 +73,8 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 headers.get(Caller.CRITICALITY_KEY),
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
-        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(caller, call, headers, next, context);
+        AdmittedCall<ReqT, RespT> admitted =
+                new AdmittedCall<>(caller, call, headers, next, context, admission.adaptsLimit());
         Admission.Level level = admission.level(policy.levelOf(caller));
         CallWidth<?> width = widths.get(method.getFullMethodName());
         if (width != null) {

@@ -9,8 +9,9 @@ import dev.grpcops.admission.Rejection;
 import dev.grpcops.deadline.internal.CallLedger;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.Headers;
-import dev.grpcops.internal.OpenDownstream;
+import dev.grpcops.internal.ServedSeat;
 import io.grpc.Context;
+import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -31,7 +32,12 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     private final Metadata headers;
     private final ServerCallHandler<ReqT, RespT> next;
     private final Context context;
+    /** Whether the call's end is a sample of the adaptive limit, if it answers OK. */
+    private final boolean sampled;
+
     private final Deferred listener = new Deferred();
+    /** Whether the handler answered OK: only then is the call's time a sample. */
+    private volatile boolean answeredOk;
     /** Set by {@link #start} or by the interceptor once {@code offer} returns, whichever comes first. */
     private volatile AdmissionTicket ticket;
 
@@ -40,13 +46,15 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
             ServerCall<ReqT, RespT> call,
             Metadata headers,
             ServerCallHandler<ReqT, RespT> next,
-            Context context) {
+            Context context,
+            boolean sampled) {
         this.caller = caller;
+        this.sampled = sampled;
         this.call = call;
         this.headers = headers;
         this.next = next;
         // The seat is held until the call and every call it made downstream have ended.
-        this.context = OpenDownstream.attach(context, this::freeSeat);
+        this.context = ServedSeat.attach(context, this::freeSeat);
     }
 
     ServerCall.Listener<ReqT> listener() {
@@ -59,11 +67,17 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
 
     /** The call has ended: its seat is freed once its downstream calls have too. */
     private void release() {
-        OpenDownstream.current(context).ended();
+        ServedSeat.current(context).ended();
     }
 
     private void freeSeat() {
-        ticket.release();
+        if (!sampled) {
+            ticket.release();
+        } else if (answeredOk) {
+            ticket.release(ServedSeat.current(context).heldNanos());
+        } else {
+            ticket.releaseWithoutSample();
+        }
     }
 
     private boolean cancel() {
@@ -87,7 +101,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         Context previous = context.attach();
         try {
             waitEnded();
-            delegate = next.startCall(call, headers);
+            delegate = next.startCall(sampled ? new StatusSeen(call) : call, headers);
         } catch (Throwable e) {
             release();
             listener.ended();
@@ -136,6 +150,20 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         trailers.put(
                 Headers.RETRY_PUSHBACK, Long.toString(rejection.retryAfter().toMillis()));
         call.close(Status.RESOURCE_EXHAUSTED.withDescription(rejection.describe()), trailers);
+    }
+
+    /** Notes whether the handler's answer was OK. */
+    private final class StatusSeen extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+
+        StatusSeen(ServerCall<ReqT, RespT> call) {
+            super(call);
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            answeredOk = status.isOk();
+            super.close(status, trailers);
+        }
     }
 
     /** The listener the transport talks to; passes through once the handler's listener is there. */

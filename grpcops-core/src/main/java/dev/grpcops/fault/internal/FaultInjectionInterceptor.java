@@ -3,6 +3,8 @@ package dev.grpcops.fault.internal;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.fault.FaultListener;
 import dev.grpcops.fault.Faults;
+import dev.grpcops.internal.ServedSeat;
+import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -75,7 +77,8 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
         if (now.delay().isZero() && now.stall().isZero()) {
             return next.startCall(call, headers);
         }
-        return next.startCall(new HeldCall<>(call, now, nanoClock.getAsLong()), headers);
+        return next.startCall(
+                new HeldCall<>(call, now, nanoClock.getAsLong(), ServedSeat.current(Context.current())), headers);
     }
 
     /** When an answer sent at {@code now} may leave: after the delay since arrival, and after any stall. */
@@ -97,6 +100,8 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
 
         private final Faults faults;
         private final long arrivalNanos;
+        /** Admission's seat, which is told how long the answer was held; null without admission. */
+        private final ServedSeat seat;
         /** Operations waiting for the release, in order; null once they pass straight through. */
         @GuardedBy("this")
         private List<Runnable> held = new ArrayList<>(3);
@@ -104,10 +109,14 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
         @GuardedBy("this")
         private boolean scheduled;
 
-        HeldCall(ServerCall<ReqT, RespT> call, Faults faults, long arrivalNanos) {
+        @GuardedBy("this")
+        private long heldSince;
+
+        HeldCall(ServerCall<ReqT, RespT> call, Faults faults, long arrivalNanos, ServedSeat seat) {
             super(call);
             this.faults = faults;
             this.arrivalNanos = arrivalNanos;
+            this.seat = seat;
         }
 
         @Override
@@ -141,6 +150,7 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
                 return;
             }
             scheduled = true;
+            heldSince = now;
             listener.held(
                     !faults.delay().isZero() && arrivalNanos + faults.delay().toNanos() > now,
                     release > Math.max(now, arrivalNanos + faults.delay().toNanos()));
@@ -152,6 +162,11 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
         }
 
         private synchronized void release() {
+            if (seat != null) {
+                // Held time is no work of the server's: the adaptive limit leaves it out (fault
+                // injection sits before the limiter, as Envoy requires of its fault filter).
+                seat.held(nanoClock.getAsLong() - heldSince);
+            }
             releaseAll();
         }
 

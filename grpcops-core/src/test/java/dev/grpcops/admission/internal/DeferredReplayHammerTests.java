@@ -203,16 +203,16 @@ class DeferredReplayHammerTests {
     }
 
     private final AtomicInteger cancelledInQueue = new AtomicInteger();
-    private final Admission admission = Admission.builder(new AdmissionConfig(
-                    1,
-                    List.of(PriorityLevelConfig.builder(LEVEL)
+    private final Admission admission = Admission.builder(AdmissionConfig.builder()
+                    .limit(1)
+                    .levels(List.of(PriorityLevelConfig.builder(LEVEL)
                             .queues(4)
                             .handSize(1)
                             .queueLengthLimit(100)
-                            .build()),
-                    Duration.ofSeconds(60),
-                    Duration.ofMillis(100),
-                    Duration.ofSeconds(1)))
+                            .build()))
+                    .maxWait(Duration.ofSeconds(60))
+                    .retryPushback(Duration.ofMillis(100), Duration.ofSeconds(1))
+                    .build())
             .listener(new AdmissionListener() {
                 @Override
                 public void rejected(String level, RejectReason reason) {
@@ -235,7 +235,7 @@ class DeferredReplayHammerTests {
             levels.put(criticality, LEVEL);
         }
         interceptor = AdmissionInterceptors.server(admission)
-                .policy(new CallerPolicy(levels, Map.of(), Map.of(), Criticality.CRITICAL))
+                .policy(CallerPolicy.builder().criticalityLevels(levels).build())
                 .build();
         transport.start();
         dispatcher.start();

@@ -1,6 +1,7 @@
 package dev.grpcops.autoconfigure.admission;
 
 import dev.grpcops.InfrastructureServices;
+import dev.grpcops.admission.AdaptiveLimit;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
@@ -54,6 +55,9 @@ public class AdmissionProperties {
 
     /** The most retry-pushback grows to. */
     private Duration maxRetryPushback = Duration.ofSeconds(32);
+
+    /** Seats that follow measured latency, within bounds; off by default (the seats stay at limit). */
+    private final Adaptive adaptive = new Adaptive();
 
     /** Priority levels by name. */
     private Map<String, Level> levels = defaultLevels();
@@ -124,6 +128,74 @@ public class AdmissionProperties {
         }
     }
 
+    /** Seats sized from measured latency (gradient of a long-term baseline against each window's latency). */
+    public static class Adaptive {
+
+        /** Whether the seats follow measured latency, starting at limit; off, they stay at limit. */
+        private boolean enabled;
+
+        /** The fewest seats the limit falls to; at least one per priority level. */
+        private int minLimit = 8;
+
+        /** The most seats the limit grows to. */
+        private int maxLimit = 512;
+
+        /** How often the limit may change; a window with fewer than 10 answered calls changes nothing. */
+        private Duration window = Duration.ofSeconds(1);
+
+        /** How far above the baseline a window's mean latency may be before the limit falls (1.5: 50 %). */
+        private double tolerance = 1.5;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public int getMinLimit() {
+            return minLimit;
+        }
+
+        public void setMinLimit(int minLimit) {
+            this.minLimit = minLimit;
+        }
+
+        public int getMaxLimit() {
+            return maxLimit;
+        }
+
+        public void setMaxLimit(int maxLimit) {
+            this.maxLimit = maxLimit;
+        }
+
+        public Duration getWindow() {
+            return window;
+        }
+
+        public void setWindow(Duration window) {
+            this.window = window;
+        }
+
+        public double getTolerance() {
+            return tolerance;
+        }
+
+        public void setTolerance(double tolerance) {
+            this.tolerance = tolerance;
+        }
+
+        AdaptiveLimit toLimit() {
+            return AdaptiveLimit.builder()
+                    .minLimit(minLimit)
+                    .maxLimit(maxLimit)
+                    .window(window)
+                    .tolerance(tolerance)
+                    .build();
+        }
+    }
+
     /** What an operator decides for one caller. */
     public static class CallerRule {
 
@@ -175,7 +247,14 @@ public class AdmissionProperties {
                 .handSize(level.handSize)
                 .queueLengthLimit(level.queueLengthLimit)
                 .build()));
-        return new AdmissionConfig(limit, configs, maxWait, retryPushback, maxRetryPushback, queueOrder);
+        return AdmissionConfig.builder()
+                .limit(limit)
+                .levels(configs)
+                .maxWait(maxWait)
+                .retryPushback(retryPushback, maxRetryPushback)
+                .queueOrder(queueOrder)
+                .adaptiveLimit(adaptive.enabled ? adaptive.toLimit() : null)
+                .build();
     }
 
     CallerPolicy toPolicy() {
@@ -188,17 +267,17 @@ public class AdmissionProperties {
             }
             byCriticality.put(criticality, level);
         });
-        Map<String, String> callerLevels = new LinkedHashMap<>();
-        Map<String, Criticality> callerCaps = new LinkedHashMap<>();
+        CallerPolicy.Builder policy =
+                CallerPolicy.builder().criticalityLevels(byCriticality).defaultCap(defaultMaxCriticality);
         callers.forEach((caller, rule) -> {
             if (rule.level != null) {
-                callerLevels.put(caller, rule.level);
+                policy.callerLevel(caller, rule.level);
             }
             if (rule.maxCriticality != null) {
-                callerCaps.put(caller, rule.maxCriticality);
+                policy.callerCap(caller, rule.maxCriticality);
             }
         });
-        return new CallerPolicy(byCriticality, callerLevels, callerCaps, defaultMaxCriticality);
+        return policy.build();
     }
 
     public boolean isEnabled() {
@@ -255,6 +334,10 @@ public class AdmissionProperties {
 
     public void setMaxRetryPushback(Duration maxRetryPushback) {
         this.maxRetryPushback = maxRetryPushback;
+    }
+
+    public Adaptive getAdaptive() {
+        return adaptive;
     }
 
     public Map<String, Level> getLevels() {

@@ -2,6 +2,7 @@ package dev.grpcops.autoconfigure.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.grpcops.admission.AdaptiveLimit;
 import dev.grpcops.admission.AdmissionConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,5 +19,16 @@ class AdmissionPropertiesDefaultsTests {
     void unsetPropertiesGiveTheCoresDefaults() {
         assertThat(new AdmissionProperties().toConfig())
                 .isEqualTo(AdmissionConfig.builder().build());
+    }
+
+    @Test
+    void unsetAdaptivePropertiesGiveTheCoresDefaults() {
+        AdmissionProperties properties = new AdmissionProperties();
+        assertThat(properties.getAdaptive().toLimit())
+                .isEqualTo(AdaptiveLimit.builder().build());
+
+        properties.getAdaptive().setEnabled(true);
+        assertThat(properties.toConfig().adaptiveLimit())
+                .isEqualTo(AdaptiveLimit.builder().build());
     }
 }

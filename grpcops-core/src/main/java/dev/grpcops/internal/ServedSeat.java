@@ -2,10 +2,12 @@ package dev.grpcops.internal;
 
 import io.grpc.Context;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The calls a served call has open downstream, so that its admission seat is freed only once the
- * call and all of them have ended (SPEC §16): a caller that cancels a fan-out leaves its downstream
+ * A served call's admission seat as the layers inside admission see it. It counts the calls the
+ * served call has open downstream, so that the seat is freed only once the call and all of them
+ * have ended (SPEC §16): a caller that cancels a fan-out leaves its downstream
  * calls running until their cancellations go out (within the channel's cancellation budget) or
  * they end by themselves, and that work stays within the caller's seats, not beside them.
  *
@@ -13,24 +15,27 @@ import java.util.concurrent.atomic.AtomicInteger;
  * call {@link #started()} counted. The last end runs the release, exactly once. A downstream call
  * started after that is not counted.
  */
-public final class OpenDownstream {
+public final class ServedSeat {
 
-    private static final Context.Key<OpenDownstream> KEY = Context.key("grpcops-open-downstream");
+    private static final Context.Key<ServedSeat> KEY = Context.key("grpcops-open-downstream");
 
     private final AtomicInteger open = new AtomicInteger(1);
+    /** How long fault injection held the call's answer: time the seat was held for no work. */
+    private final AtomicLong heldNanos = new AtomicLong();
+
     private final Runnable release;
 
-    private OpenDownstream(Runnable release) {
+    private ServedSeat(Runnable release) {
         this.release = release;
     }
 
-    /** {@code context} with a count whose last end runs {@code release}. */
+    /** {@code context} with a seat whose last end runs {@code release}. */
     public static Context attach(Context context, Runnable release) {
-        return context.withValue(KEY, new OpenDownstream(release));
+        return context.withValue(KEY, new ServedSeat(release));
     }
 
-    /** The count {@code context} carries, or null. */
-    public static OpenDownstream current(Context context) {
+    /** The seat {@code context} carries, or null. */
+    public static ServedSeat current(Context context) {
         return KEY.get(context);
     }
 
@@ -45,6 +50,18 @@ public final class OpenDownstream {
                 return true;
             }
         }
+    }
+
+    /** Fault injection held the call's answer this long after the handler sent it. */
+    public void held(long nanos) {
+        if (nanos > 0) {
+            heldNanos.addAndGet(nanos);
+        }
+    }
+
+    /** How long the call's answer was held in all. */
+    public long heldNanos() {
+        return heldNanos.get();
     }
 
     /** The served call, or one downstream call {@link #started} counted, has ended. */

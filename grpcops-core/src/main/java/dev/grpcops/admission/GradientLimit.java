@@ -1,0 +1,142 @@
+package dev.grpcops.admission;
+
+/**
+ * The arithmetic of an {@link AdaptiveLimit}: samples in, a limit out. Not thread-safe:
+ * {@link Admission} calls it under its lock, with its clock.
+ *
+ * <p>Once a window, the limit moves by the gradient {@code tolerance × baseline / latency} (kept
+ * within ½ and 2), plus √limit of headroom, smoothed (after Netflix concurrency-limits' Gradient2).
+ * The baseline is what a call takes without queueing: it is measured by a probe, in which the next
+ * {@link #MIN_SAMPLES} calls run with the minimum seats (after Envoy's minRTT measurement), at the
+ * start, every {@link #PROBE_EVERY_WINDOWS} windows and after {@link #PROBE_AFTER_WINDOWS_AT_MIN}
+ * windows at the minimum; between probes it only falls, to a lower window latency.
+ */
+final class GradientLimit {
+
+    /** Samples a window needs to move the limit, and a probe to measure the baseline. */
+    static final int MIN_SAMPLES = 10;
+    /** Windows between probes: a baseline is never older than this. */
+    static final int PROBE_EVERY_WINDOWS = 30;
+    /**
+     * Windows at the minimum that call for a probe at once: latency that stays high with the fewest
+     * seats is the service's own, and a baseline measured before it would pin the limit there.
+     */
+    static final int PROBE_AFTER_WINDOWS_AT_MIN = 5;
+    /** How much of a lower window latency the baseline takes between probes. */
+    static final double BASELINE_FALL = 0.25;
+    /** How much of each new target the limit takes (Gradient2's smoothing). */
+    static final double SMOOTHING = 0.2;
+    /** One window never more than halves the target, nor more than doubles it. */
+    static final double MIN_GRADIENT = 0.5;
+
+    static final double MAX_GRADIENT = 2.0;
+
+    private final int minLimit;
+    private final int maxLimit;
+    private final long windowNanos;
+    private final double tolerance;
+
+    private double limit;
+    private double baselineNanos = Double.NaN;
+
+    /** A probe is under way: the minimum seats until it has its samples. The first one starts at once. */
+    private boolean probing = true;
+    /** Calls seated before it did not run with the minimum seats, and are not its samples. */
+    private long probeStart;
+    /** At the start every call ran with the minimum seats. */
+    private boolean firstProbe = true;
+
+    private long probeSum;
+    private int probeSamples;
+    private int windowsSinceProbe;
+    private int windowsAtMin;
+
+    private boolean windowOpen;
+    private long windowStart;
+    private long sampleSum;
+    private int samples;
+    private int maxInFlight;
+
+    GradientLimit(AdaptiveLimit config, int initialLimit) {
+        this.minLimit = config.minLimit();
+        this.maxLimit = config.maxLimit();
+        this.windowNanos = config.window().toNanos();
+        this.tolerance = config.tolerance();
+        this.limit = Math.max(minLimit, Math.min(maxLimit, initialLimit));
+    }
+
+    /** The seats now: the minimum during a probe. */
+    int limit() {
+        return probing ? minLimit : (int) limit;
+    }
+
+    /** What a call takes without queueing, as last measured; NaN before the first probe. */
+    double baselineNanos() {
+        return baselineNanos;
+    }
+
+    boolean probing() {
+        return probing;
+    }
+
+    /**
+     * One served call that answered OK: its service time, and the seats in use when it ended.
+     * Returns the seats from now on.
+     */
+    int sample(long now, long serviceNanos, int inFlight) {
+        long service = Math.max(0, serviceNanos);
+        if (probing) {
+            if (firstProbe || now - service - probeStart >= 0) {
+                probeSum += service;
+                if (++probeSamples >= MIN_SAMPLES) {
+                    baselineNanos = Math.max(1, (double) probeSum / probeSamples);
+                    probing = false;
+                    firstProbe = false;
+                    windowOpen = false;
+                }
+            }
+            return limit();
+        }
+        if (!windowOpen) {
+            windowOpen = true;
+            windowStart = now;
+            sampleSum = 0;
+            samples = 0;
+            maxInFlight = 0;
+        }
+        sampleSum += service;
+        samples++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        if (now - windowStart >= windowNanos) {
+            windowOpen = false;
+            if (samples >= MIN_SAMPLES) {
+                update((double) sampleSum / samples, maxInFlight);
+                if (++windowsSinceProbe >= PROBE_EVERY_WINDOWS || windowsAtMin >= PROBE_AFTER_WINDOWS_AT_MIN) {
+                    probing = true;
+                    probeStart = now;
+                    probeSum = 0;
+                    probeSamples = 0;
+                    windowsSinceProbe = 0;
+                    windowsAtMin = 0;
+                }
+            }
+        }
+        return limit();
+    }
+
+    private void update(double windowLatency, int inFlight) {
+        double latency = Math.max(1, windowLatency);
+        if (latency < baselineNanos) {
+            baselineNanos += (latency - baselineNanos) * BASELINE_FALL;
+        }
+        double gradient = Math.max(MIN_GRADIENT, Math.min(MAX_GRADIENT, tolerance * baselineNanos / latency));
+        if (gradient >= 1 && inFlight < limit / 2) {
+            windowsAtMin = 0;
+            return; // the server does not use what it has: no sign it could take more
+        }
+        // √limit of headroom: at the baseline the limit keeps probing for more.
+        double target = limit * gradient + Math.sqrt(limit);
+        limit = Math.max(minLimit, Math.min(maxLimit, limit * (1 - SMOOTHING) + target * SMOOTHING));
+        windowsAtMin = (int) limit <= minLimit ? windowsAtMin + 1 : 0;
+    }
+}

@@ -1,0 +1,171 @@
+package dev.grpcops.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.ServerStack;
+import dev.grpcops.fault.FaultInjection;
+import dev.grpcops.fault.Faults;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.FakeClock;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The adaptive limit behind a real gRPC server (in-process, direct executor, one fake clock for
+ * admission and fault injection): what it takes as a sample and what it leaves out (SPEC §19).
+ */
+@Timeout(30)
+class AdaptiveLimitInterceptorTests {
+
+    @RegisterExtension
+    final FakeClock clock = new FakeClock();
+
+    /** Holds every Check until the test answers it. */
+    private final Queue<StreamObserver<CheckReply>> held = new ConcurrentLinkedQueue<>();
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private Admission admission;
+    private FaultInjection faults;
+    private ManagedChannel channel;
+
+    @BeforeEach
+    void start() throws Exception {
+        admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(16)
+                        // No queues: a call that finds no seat is rejected at once, and fast.
+                        .levels(PriorityLevelConfig.builder("default").queues(0).build())
+                        .adaptiveLimit(AdaptiveLimit.builder()
+                                .minLimit(8)
+                                .maxLimit(64)
+                                .window(Duration.ofSeconds(1))
+                                .build())
+                        .build())
+                .nanoClock(clock.nanoClock())
+                .timer(clock.timer())
+                .build();
+        faults = FaultInjection.builder()
+                .nanoClock(clock.nanoClock())
+                .scheduler(clock.scheduler())
+                .build();
+        ServerStack stack = ServerStack.builder()
+                .admission(AdmissionInterceptors.server(admission)
+                        .policy(CallerPolicy.builder()
+                                .everyCriticalityTo("default")
+                                .build()))
+                .faults(faults)
+                .build();
+        String name = InProcessServerBuilder.generateName();
+        Server server = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(stack.intercept(new StockGrpc.StockImplBase() {
+                    @Override
+                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                        held.add(reply);
+                    }
+                }))
+                .build()
+                .start();
+        closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable closeable : closeables) {
+            closeable.close();
+        }
+    }
+
+    /**
+     * One round under a flood: as many calls as there are seats and four more (rejected at once),
+     * each served for {@code serviceMillis} and answered with {@code status}; then the rest of 100 ms.
+     */
+    private void round(long serviceMillis, Status status) throws Exception {
+        List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
+        int seats = admission.limit();
+        for (int i = 0; i < seats + 4; i++) {
+            calls.add(StockGrpc.newFutureStub(channel).check(CheckRequest.getDefaultInstance()));
+        }
+        clock.forward(Duration.ofMillis(serviceMillis));
+        StreamObserver<CheckReply> reply;
+        while ((reply = held.poll()) != null) {
+            if (status.isOk()) {
+                reply.onNext(CheckReply.getDefaultInstance());
+                reply.onCompleted();
+            } else {
+                reply.onError(status.asRuntimeException());
+            }
+        }
+        // Fault injection's held answers go out on the way.
+        clock.forward(Duration.ofMillis(
+                Math.max(0, 100 - serviceMillis) + faults.current().delay().toMillis()));
+        for (ListenableFuture<CheckReply> call : calls) {
+            assertThat(call.isDone()).as("every call answered").isTrue();
+        }
+    }
+
+    private int seconds(int seconds, long serviceMillis, Status status) throws Exception {
+        long until = clock.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (clock.nanoTime() < until) {
+            round(serviceMillis, status);
+        }
+        return admission.limit();
+    }
+
+    @Test
+    void underAFloodAnsweredAtItsBaselineTheLimitGrows() throws Exception {
+        int after = seconds(5, 10, Status.OK);
+        assertThat(after).isGreaterThan(16);
+        assertThat(admission.level("default").nominalSeats())
+                .as("the level's share follows")
+                .isEqualTo(after);
+    }
+
+    @Test
+    void answersThatTakeLongerMakeTheLimitFall() throws Exception {
+        int before = seconds(5, 10, Status.OK);
+        int after = seconds(5, 60, Status.OK);
+        assertThat(after).isLessThan(before);
+    }
+
+    @Test
+    void anInjectedDelayIsNoSampleTheLimitDoesNotFallForIt() throws Exception {
+        int before = seconds(5, 10, Status.OK);
+        faults.set(Faults.builder().delay(Duration.ofMillis(200)).build());
+
+        int after = seconds(8, 10, Status.OK);
+
+        assertThat(after)
+                .as("each answer held 200 ms by fault injection, 20 times the baseline, yet the limit holds")
+                .isGreaterThanOrEqualTo(before);
+    }
+
+    @Test
+    void failedAndRejectedCallsAreNoSamplesTheirSpeedDoesNotGrowTheLimit() throws Exception {
+        int before = seconds(5, 10, Status.OK);
+
+        // Answered at once, each one a tenth of the baseline, but failed: no sign the server is fast.
+        int after = seconds(5, 1, Status.UNAVAILABLE);
+
+        assertThat(after).isEqualTo(before);
+    }
+}

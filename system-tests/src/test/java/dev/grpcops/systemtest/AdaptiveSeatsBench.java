@@ -1,0 +1,177 @@
+package dev.grpcops.systemtest;
+
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.fault.v1.FaultSpec;
+import io.grpc.ManagedChannel;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.IntSummaryStatistics;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Adaptive seats (SPEC §19), measured: the chain as processes, a flood of Checkouts (no deadline,
+ * one caller, {@code adaptive.inflight} in flight) beside a polite caller (20 Checkouts/s of 3
+ * SKUs at a 1 s deadline), through three phases: steady, Stock answering 200 ms late (fault
+ * injection), and the delay off again. Run twice, one after the other: admission with fixed seats
+ * (the defaults), then with {@code grpcops.admission.adaptive.enabled=true} and nothing else tuned.
+ * Per phase: the polite caller's complete share and latency, and each hop's seats
+ * ({@code grpc_admission_limit_seats}, sampled every second: first, lowest, highest, last).
+ *
+ * <p>Sized by {@code adaptive.seconds} (per phase, default 20) and {@code adaptive.inflight}
+ * (default 1000). Not a test: failsafe runs it only when named ({@code scripts/bench-adaptive.sh}).
+ * The table is appended to target/adaptive-numbers.md.
+ */
+class AdaptiveSeatsBench {
+
+    private static final Duration PHASE = Duration.ofSeconds(Long.getLong("adaptive.seconds", 20));
+    private static final int FLOOD = Integer.getInteger("adaptive.inflight", 1000);
+    private static final Duration DEADLINE = Duration.ofSeconds(1);
+
+    private record Phase(String name, FaultSpec stockFault) {}
+
+    private static final List<Phase> PHASES = List.of(
+            new Phase("steady", FaultSpec.getDefaultInstance()),
+            new Phase("Stock +200 ms", FaultSpec.newBuilder().setDelayMs(200).build()),
+            new Phase("delay off", FaultSpec.getDefaultInstance()));
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void fixedThenAdaptiveSeatsUnderAFloodWhileStocksCapacityChanges() throws Exception {
+        List<String> rows = new ArrayList<>();
+        rows.add("| seats | phase | polite caller: complete | p50 | p99 | max | Edge seats (first / low / high / last)"
+                + " | Pricing seats | Stock seats | flood answered OK |");
+        rows.add("|---|---|---:|---:|---:|---:|---|---|---|---:|");
+        for (String contender : List.of("fixed", "adaptive")) {
+            rows.addAll(run(contender, "--grpcops.admission.adaptive.enabled=" + contender.equals("adaptive")));
+        }
+        String table = String.join(System.lineSeparator(), rows);
+        System.out.println(table);
+        Files.writeString(
+                Path.of("target/adaptive-numbers.md"),
+                String.format(
+                                Locale.ROOT,
+                                "%d s per phase, %d Checkouts in flight from the flood%n%n",
+                                PHASE.toSeconds(),
+                                FLOOD)
+                        + table
+                        + System.lineSeparator(),
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
+    }
+
+    private static List<String> run(String contender, String adaptive) throws Exception {
+        Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN);
+        List<ServiceProcess> chain = new ArrayList<>();
+        List<String> rows = new ArrayList<>();
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+        try {
+            ServiceProcess stock =
+                    ServiceProcess.start("stock-service", "stock-adaptive-" + contender, "127.0.0.1", env, adaptive);
+            chain.add(stock);
+            ServiceProcess pricing = ServiceProcess.start(
+                    "pricing-service",
+                    "pricing-adaptive-" + contender,
+                    "127.0.0.1",
+                    Map.of(),
+                    "--grpc.client.stock.address=static://" + stock.target(),
+                    adaptive);
+            chain.add(pricing);
+            ServiceProcess edge = ServiceProcess.start(
+                    "edge-service",
+                    "edge-adaptive-" + contender,
+                    "127.0.0.1",
+                    Map.of(),
+                    "--grpc.client.pricing.address=static://" + pricing.target(),
+                    adaptive);
+            chain.add(edge);
+            chain.forEach(service -> service.awaitServing(Duration.ofSeconds(90)));
+            List<ManagedChannel> floodChannels = IntStream.range(0, Math.max(2, (FLOOD + 899) / 900))
+                    .mapToObj(i -> edge.channel())
+                    .toList();
+            ManagedChannel politeChannel = edge.channel();
+            for (int i = 0; i < 500; i++) {
+                EdgeGrpc.newBlockingStub(politeChannel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .checkout(CheckoutRequest.newBuilder()
+                                .addSkus("warm-" + i % 7)
+                                .build());
+            }
+            try (Flood flood = new Flood(floodChannels, List.of("noisy"), "default", FLOOD)) {
+                for (Phase phase : PHASES) {
+                    Replicas.setFault(stock, phase.stockFault());
+                    List<int[]> seats = new CopyOnWriteArrayList<>();
+                    var sampling = sampler.scheduleAtFixedRate(
+                            () -> seats.add(new int[] {seats(edge), seats(pricing), seats(stock)}),
+                            0,
+                            1,
+                            TimeUnit.SECONDS);
+                    int okBefore = flood.count(io.grpc.Status.Code.OK);
+                    PoliteCaller.Result polite =
+                            PoliteCaller.run(politeChannel, "polite", "default", 20, PHASE, DEADLINE);
+                    sampling.cancel(false);
+                    int okDuring = flood.count(io.grpc.Status.Code.OK) - okBefore;
+                    rows.add(String.format(
+                            Locale.ROOT,
+                            "| %s | %s | %.1f %% | %d ms | %d ms | %d ms | %s | %s | %s | %d/s |",
+                            contender,
+                            phase.name(),
+                            100 * polite.completeShare(),
+                            polite.p50Millis(),
+                            polite.p99Millis(),
+                            polite.maxMillis(),
+                            range(seats, 0),
+                            range(seats, 1),
+                            range(seats, 2),
+                            okDuring / Math.max(1, PHASE.toSeconds())));
+                    System.out.println(rows.get(rows.size() - 1));
+                }
+            }
+            floodChannels.forEach(ManagedChannel::shutdownNow);
+            politeChannel.shutdownNow();
+        } finally {
+            sampler.shutdownNow();
+            ServiceProcess.stopAll(chain);
+        }
+        return rows;
+    }
+
+    private static int seats(ServiceProcess service) {
+        try {
+            return (int) Prometheus.sum(service.metrics(), "grpc_admission_limit_seats");
+        } catch (RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static String range(List<int[]> samples, int hop) {
+        if (samples.isEmpty()) {
+            return "-";
+        }
+        IntSummaryStatistics stats =
+                samples.stream().mapToInt(sample -> sample[hop]).summaryStatistics();
+        return samples.get(0)[hop] + " / " + stats.getMin() + " / " + stats.getMax() + " / "
+                + samples.get(samples.size() - 1)[hop];
+    }
+
+    static {
+        try {
+            Files.createDirectories(Path.of("target"));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
