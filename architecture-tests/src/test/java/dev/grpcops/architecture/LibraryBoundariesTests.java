@@ -1,11 +1,20 @@
 package dev.grpcops.architecture;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,5 +61,56 @@ class LibraryBoundariesTests {
                 .resideInAnyPackage("org.springframework..", "net.devh..")
                 .because("plain grpc-java users get the core without Spring; the starter translates")
                 .check(mainClassesOf("grpcops-core"));
+    }
+
+    /**
+     * SPEC §18: configuration is built with builders. A public record of more than three values is
+     * positional configuration: {@code new OutlierDetection(1s, 10s, 60s, 33, 30, 2, 10)}.
+     */
+    @Test
+    void theLibraryHasNoPublicRecordOfMoreThanThreeValues() {
+        for (String module : List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes")) {
+            List<String> positional = mainClassesOf(module).stream()
+                    .filter(c -> c.getRawSuperclass()
+                            .map(s -> s.getName().equals("java.lang.Record"))
+                            .orElse(false))
+                    .filter(c -> c.getModifiers().contains(JavaModifier.PUBLIC))
+                    .filter(c -> c.getFields().stream()
+                                    .filter(f -> !f.getModifiers().contains(JavaModifier.STATIC))
+                                    .count()
+                            > 3)
+                    .map(JavaClass::getName)
+                    .toList();
+            assertThat(positional)
+                    .as("public records of more than three values in " + module)
+                    .isEmpty();
+        }
+    }
+
+    /** SPEC §18: core's messages name no Spring property; the starter translates (prefixes) them. */
+    @Test
+    void coresSourceNamesNoSpringProperty() throws IOException {
+        // A property in a string literal; span attribute keys (grpcops.budget.remaining_ms) are not properties.
+        Pattern property = Pattern.compile(
+                "\"[^\"]*grpcops\\.(admin|admission|budget|client|retry|server|fault|drain|tracing)\\.[a-z-]+(?![a-z_])");
+        try (Stream<Path> sources = Files.walk(ROOT.resolve("grpcops-core/src/main/java"))) {
+            List<String> naming = sources.filter(p -> p.toString().endsWith(".java"))
+                    .flatMap(p -> {
+                        try {
+                            return Files.readAllLines(p).stream()
+                                    .filter(line -> !line.trim().startsWith("*")
+                                            && !line.trim().startsWith("//"))
+                                    .filter(line -> !line.contains("AttributeKey"))
+                                    .filter(line -> property.matcher(line).find())
+                                    .map(line -> ROOT.relativize(p) + ": " + line.trim());
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    })
+                    .toList();
+            assertThat(naming)
+                    .as("string literals in core naming a grpcops.* property")
+                    .isEmpty();
+        }
     }
 }

@@ -34,6 +34,7 @@ public final class AdminAuthorization {
         private String token;
         private AdminListener listener = AdminListener.NONE;
         private AdminRateLimit rateLimit = AdminRateLimit.DEFAULTS;
+        private String tokenSource = "the admin token";
 
         private Builder(Collection<AdminMethods> adminMethods) {
             this.adminMethods = List.copyOf(adminMethods);
@@ -46,6 +47,15 @@ public final class AdminAuthorization {
          */
         public Builder token(String token) {
             this.token = token;
+            return this;
+        }
+
+        /**
+         * Where operators set the token ({@code "the admin token"} by default), named in the refusal
+         * an admin call gets while there is none: a framework names its own setting here.
+         */
+        public Builder tokenSource(String tokenSource) {
+            this.tokenSource = Objects.requireNonNull(tokenSource, "tokenSource");
             return this;
         }
 
@@ -73,7 +83,8 @@ public final class AdminAuthorization {
 
         /** @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short */
         public ServerInterceptor build() {
-            return new AdminAuthorizationInterceptor(adminMethods, token, listener, new RefusedAdminCalls(rateLimit));
+            return new AdminAuthorizationInterceptor(
+                    adminMethods, token, listener, new RefusedAdminCalls(rateLimit), tokenSource);
         }
     }
 }

@@ -11,15 +11,9 @@ import java.util.Objects;
  * calls (Finagle's {@code maxExtraLoad}), and each is also paid from the {@link RetryLimiter}, as a retry is.
  * While fewer than one in ten of a target's recent hedges win (the whole target is slow, not one
  * replica), one hedge a second goes to it, and every answer is learned so that the delay follows them.
- *
- * @param percentile the latency percentile the delay follows (50-99.9)
- * @param minDelay the shortest hedge delay
- * @param maxDelay the longest
- * @param minSamples answers of a target needed before its calls are hedged
- * @param maxExtraPercent hedges per target at most this % of its calls of the last 10 s (plus 1 per second)
  * @see #builder()
  */
-public record Hedging(double percentile, Duration minDelay, Duration maxDelay, int minSamples, double maxExtraPercent) {
+public final class Hedging {
 
     /**
      * Hedge after the 99.5th percentile of the last 30 s of answers (a few calls in a thousand in steady
@@ -30,7 +24,13 @@ public record Hedging(double percentile, Duration minDelay, Duration maxDelay, i
      */
     public static final Hedging DEFAULTS = new Hedging(99.5, Duration.ofMillis(2), Duration.ofSeconds(1), 200, 10);
 
-    public Hedging {
+    private final double percentile;
+    private final Duration minDelay;
+    private final Duration maxDelay;
+    private final int minSamples;
+    private final double maxExtraPercent;
+
+    private Hedging(double percentile, Duration minDelay, Duration maxDelay, int minSamples, double maxExtraPercent) {
         if (!(percentile >= 50 && percentile <= 99.9)) {
             throw new IllegalArgumentException("percentile must be 50-99.9, got " + percentile);
         }
@@ -49,6 +49,57 @@ public record Hedging(double percentile, Duration minDelay, Duration maxDelay, i
         if (!(maxExtraPercent >= 0 && maxExtraPercent <= 100)) {
             throw new IllegalArgumentException("max-extra-percent must be 0-100, got " + maxExtraPercent);
         }
+        this.percentile = percentile;
+        this.minDelay = minDelay;
+        this.maxDelay = maxDelay;
+        this.minSamples = minSamples;
+        this.maxExtraPercent = maxExtraPercent;
+    }
+
+    /** The latency percentile the delay follows (50-99.9). */
+    public double percentile() {
+        return percentile;
+    }
+
+    /** The shortest hedge delay. */
+    public Duration minDelay() {
+        return minDelay;
+    }
+
+    /** The longest hedge delay. */
+    public Duration maxDelay() {
+        return maxDelay;
+    }
+
+    /** Answers of a target needed before its calls are hedged. */
+    public int minSamples() {
+        return minSamples;
+    }
+
+    /** Hedges per target at most this % of its calls of the last 10 s (plus 1 per second). */
+    public double maxExtraPercent() {
+        return maxExtraPercent;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Hedging other
+                && percentile == other.percentile
+                && minDelay.equals(other.minDelay)
+                && maxDelay.equals(other.maxDelay)
+                && minSamples == other.minSamples
+                && maxExtraPercent == other.maxExtraPercent;
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Objects.hash(percentile, minDelay, maxDelay, minSamples, maxExtraPercent);
+    }
+
+    @Override
+    public String toString() {
+        return "Hedging[percentile=" + percentile + ", minDelay=" + minDelay + ", maxDelay=" + maxDelay
+                + ", minSamples=" + minSamples + ", maxExtraPercent=" + maxExtraPercent + "]";
     }
 
     /** Starts from {@link #DEFAULTS}: {@code Hedging.builder().percentile(99).maxDelay(Duration.ofMillis(300)).build()}. */

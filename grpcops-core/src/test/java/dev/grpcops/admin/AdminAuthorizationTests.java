@@ -89,10 +89,19 @@ class AdminAuthorizationTests {
     }
 
     @Test
-    void noTokenConfiguredRefusesEveryAdminCallNamingTheProperty() throws Exception {
+    void noTokenConfiguredRefusesEveryAdminCallNamingWhereItIsSet() throws Exception {
         start(" ");
-        assertRefused(stub("Bearer "), Status.Code.PERMISSION_DENIED, "grpcops.admin.token");
-        assertRefused(stub(null), Status.Code.PERMISSION_DENIED, "GRPCOPS_ADMIN_TOKEN");
+        assertRefused(
+                stub("Bearer "), Status.Code.PERMISSION_DENIED, "admin operations are disabled: set the admin token");
+        assertRefused(stub(null), Status.Code.PERMISSION_DENIED, "set the admin token");
+    }
+
+    @Test
+    void aFrameworkNamesItsOwnSettingInThatRefusal() throws Exception {
+        serve(AdminAuthorization.builder(List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())))
+                .tokenSource("grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)")
+                .build());
+        assertRefused(stub(null), Status.Code.PERMISSION_DENIED, "set grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)");
     }
 
     @Test
@@ -120,11 +129,14 @@ class AdminAuthorizationTests {
     }
 
     private void start(String token) throws Exception {
-        String name = InProcessServerBuilder.generateName();
-        AdminAuthorizationInterceptor interceptor = new AdminAuthorizationInterceptor(
+        serve(new AdminAuthorizationInterceptor(
                 List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod(), WhoAmIGrpc.getResumeMethod())),
                 token,
-                (method, outcome) -> outcomes.add(method + " " + outcome));
+                (method, outcome) -> outcomes.add(method + " " + outcome)));
+    }
+
+    private void serve(io.grpc.ServerInterceptor interceptor) throws Exception {
+        String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name)
                 .directExecutor()
                 .addService(ServerInterceptors.intercept(new CountingWhoAmI(), interceptor))

@@ -35,8 +35,12 @@ class AdminRateLimitTests {
     private static final String TOKEN = "rate-limit-test-token";
     private static final Status WRONG = Status.PERMISSION_DENIED.withDescription("admin token rejected");
     /** 5 refusals per 10 s, 3 addresses at most, one line per address per 10 s. */
-    private static final AdminRateLimit LIMIT =
-            new AdminRateLimit(5, Duration.ofSeconds(10), 3, Duration.ofSeconds(10));
+    private static final AdminRateLimit LIMIT = AdminRateLimit.builder()
+            .maxFailures(5)
+            .window(Duration.ofSeconds(10))
+            .maxPeers(3)
+            .logInterval(Duration.ofSeconds(10))
+            .build();
 
     /** Starts far from zero, as System.nanoTime() may. */
     private final AtomicLong nanos = new AtomicLong(-5_000_000_000L);
@@ -174,13 +178,33 @@ class AdminRateLimitTests {
 
     @Test
     void limitsAreValidated() {
-        assertThatThrownBy(() -> new AdminRateLimit(0, Duration.ofSeconds(1), 1, Duration.ofSeconds(1)))
+        assertThatThrownBy(() -> AdminRateLimit.builder()
+                        .maxFailures(0)
+                        .window(Duration.ofSeconds(1))
+                        .maxPeers(1)
+                        .logInterval(Duration.ofSeconds(1))
+                        .build())
                 .hasMessageContaining("maxFailures");
-        assertThatThrownBy(() -> new AdminRateLimit(1, Duration.ZERO, 1, Duration.ofSeconds(1)))
+        assertThatThrownBy(() -> AdminRateLimit.builder()
+                        .maxFailures(1)
+                        .window(Duration.ZERO)
+                        .maxPeers(1)
+                        .logInterval(Duration.ofSeconds(1))
+                        .build())
                 .hasMessageContaining("window");
-        assertThatThrownBy(() -> new AdminRateLimit(1, Duration.ofSeconds(1), 0, Duration.ofSeconds(1)))
+        assertThatThrownBy(() -> AdminRateLimit.builder()
+                        .maxFailures(1)
+                        .window(Duration.ofSeconds(1))
+                        .maxPeers(0)
+                        .logInterval(Duration.ofSeconds(1))
+                        .build())
                 .hasMessageContaining("maxPeers");
-        assertThatThrownBy(() -> new AdminRateLimit(1, Duration.ofSeconds(1), 1, Duration.ofSeconds(-1)))
+        assertThatThrownBy(() -> AdminRateLimit.builder()
+                        .maxFailures(1)
+                        .window(Duration.ofSeconds(1))
+                        .maxPeers(1)
+                        .logInterval(Duration.ofSeconds(-1))
+                        .build())
                 .hasMessageContaining("logInterval");
     }
 
@@ -256,7 +280,8 @@ class AdminRateLimitTests {
                 List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())),
                 TOKEN,
                 (method, outcome) -> outcomes.add(outcome.name()),
-                refusals);
+                refusals,
+                "the admin token");
         server = InProcessServerBuilder.forName(name)
                 .directExecutor()
                 .addService(ServerInterceptors.intercept(

@@ -1,7 +1,7 @@
 package dev.grpcops.deadline;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.Deadline;
 import java.time.Duration;
@@ -65,14 +65,29 @@ class BudgetRulesTests {
     }
 
     @Test
-    void refusesNonsenseWithThePropertyName() {
-        assertThatIllegalArgumentException()
-                .isThrownBy(() ->
-                        new BudgetRules(Duration.ofMillis(-1), Duration.ofSeconds(2), Duration.ZERO, Duration.ZERO))
-                .withMessageContaining("grpcops.budget.reserve");
-        assertThatIllegalArgumentException()
-                .isThrownBy(() -> new BudgetRules(Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO))
-                .withMessageContaining("grpcops.budget.default-budget");
+    void refusesNonsenseNamingTheRule() {
+        assertThatThrownBy(() ->
+                        BudgetRules.builder().reserve(Duration.ofMillis(-1)).build())
+                .isInstanceOf(InvalidBudgetRulesException.class)
+                .hasMessage("reserve must not be negative, got PT-0.001S")
+                .extracting(e -> ((InvalidBudgetRulesException) e).field())
+                .isEqualTo("reserve");
+        assertThatThrownBy(
+                        () -> BudgetRules.builder().defaultBudget(Duration.ZERO).build())
+                .isInstanceOf(InvalidBudgetRulesException.class)
+                .hasMessageStartingWith("default-budget must be positive");
+        assertThatThrownBy(() -> BudgetRules.builder().retryMin(null).build())
+                .isInstanceOf(InvalidBudgetRulesException.class)
+                .hasMessage("retry-min must be set");
+    }
+
+    @Test
+    void theBuildersDefaultsAreTheDefaults() {
+        assertThat(BudgetRules.builder().build()).isEqualTo(BudgetRules.DEFAULTS);
+        assertThat(BudgetRules.DEFAULTS.reserve()).isEqualTo(Duration.ofMillis(200));
+        assertThat(BudgetRules.DEFAULTS.defaultBudget()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(BudgetRules.DEFAULTS.minDownstream()).isEqualTo(Duration.ofMillis(300));
+        assertThat(BudgetRules.DEFAULTS.retryMin()).isEqualTo(Duration.ofMillis(700));
     }
 
     private static Duration seconds(double seconds) {

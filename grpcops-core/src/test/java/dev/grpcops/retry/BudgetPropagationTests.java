@@ -73,9 +73,8 @@ class BudgetPropagationTests {
 
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         assertThat(refused.getStatus().getDescription())
-                .matches(
-                        "chain\\.v1\\.Stock/Check not sent: budget left 0\\.[0-4]\\d\\d s, minus reserve 0\\.200 s"
-                                + " = -?0\\.\\d{3} s, below the 0\\.300 s needed downstream \\(grpcops\\.budget\\.min-downstream\\)");
+                .matches("chain\\.v1\\.Stock/Check not sent: budget left 0\\.[0-4]\\d\\d s, minus reserve 0\\.200 s"
+                        + " = -?0\\.\\d{3} s, below the 0\\.300 s needed downstream \\(the min-downstream rule\\)");
         // Refused by the budget, at once: a call that waited out the deadline would end with gRPC's message.
         assertThat(chain.stockCalls()).isZero();
         assertThat(chain.listener.notSent).containsExactly("chain.v1.Stock/Check");

@@ -331,7 +331,12 @@ class RetryCancelRaceTests {
      */
     @Test
     void cancelRacingAFailureWithALongPushbackLeavesNoRetryOnTheScheduler() throws Exception {
-        BudgetRules roomy = new BudgetRules(Duration.ZERO, Duration.ofMinutes(10), Duration.ZERO, Duration.ZERO);
+        BudgetRules roomy = BudgetRules.builder()
+                .reserve(Duration.ZERO)
+                .defaultBudget(Duration.ofMinutes(10))
+                .minDownstream(Duration.ZERO)
+                .retryMin(Duration.ZERO)
+                .build();
         Retry retry = Retry.builder(roomy)
                 .scheduler(scheduler)
                 .limiter(RetryLimiter.unlimited())

@@ -44,6 +44,8 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
 
     private final AdminListener listener;
     private final RefusedAdminCalls refusals;
+    /** Where the token is set, named in the refusal when there is none. */
+    private final String tokenSource;
 
     /**
      * With the default {@link AdminRateLimit}.
@@ -52,22 +54,28 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
      * @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short
      */
     public AdminAuthorizationInterceptor(Collection<AdminMethods> adminMethods, String token, AdminListener listener) {
-        this(adminMethods, token, listener, new RefusedAdminCalls(AdminRateLimit.DEFAULTS));
+        this(adminMethods, token, listener, new RefusedAdminCalls(AdminRateLimit.DEFAULTS), "the admin token");
     }
 
     /**
      * @param token the admin token (surrounding whitespace ignored); null or blank refuses every admin call
      * @param refusals the refused calls per address: the rate limit and the aggregated log
+     * @param tokenSource where the token is set, as the refusal names it when there is none
      * @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short
      */
     public AdminAuthorizationInterceptor(
-            Collection<AdminMethods> adminMethods, String token, AdminListener listener, RefusedAdminCalls refusals) {
+            Collection<AdminMethods> adminMethods,
+            String token,
+            AdminListener listener,
+            RefusedAdminCalls refusals,
+            String tokenSource) {
         this.adminMethods =
                 adminMethods.stream().flatMap(m -> m.fullMethodNames().stream()).collect(Collectors.toSet());
         String usable = AdminTokens.requireUsable(token, "the admin token");
         this.adminToken = SecretToken.of(usable);
         this.listener = listener;
         this.refusals = refusals;
+        this.tokenSource = tokenSource;
     }
 
     @Override
@@ -100,8 +108,7 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
 
     private Status refusal(String authorization) {
         if (adminToken == null) {
-            return Status.PERMISSION_DENIED.withDescription(
-                    "admin operations are disabled: set grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)");
+            return Status.PERMISSION_DENIED.withDescription("admin operations are disabled: set " + tokenSource);
         }
         String token = AdminCredentials.bearerToken(authorization);
         if (token == null) {

@@ -94,7 +94,7 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         return String.format(
                 Locale.ROOT,
                 "%s not sent: budget left %.3f s, minus reserve %.3f s = %.3f s, below the %.3f s needed downstream"
-                        + " (grpcops.budget.min-downstream)",
+                        + " (the min-downstream rule)",
                 method.getFullMethodName(),
                 seconds(remaining),
                 seconds(rules.reserve()),

@@ -58,6 +58,7 @@ public class AdminAutoConfiguration {
         String token = properties.usableToken();
         return AdminAuthorization.builder(adminMethods.orderedStream().toList())
                 .token(token)
+                .tokenSource(AdminProperties.TOKEN_SOURCE)
                 .listener(listener)
                 .rateLimit(properties.toRateLimit())
                 .build();

@@ -57,7 +57,12 @@ public class AdminProperties {
     }
 
     AdminRateLimit toRateLimit() {
-        return new AdminRateLimit(rateLimit.maxFailures, rateLimit.window, rateLimit.maxPeers, refusalLogInterval);
+        return AdminRateLimit.builder()
+                .maxFailures(rateLimit.maxFailures)
+                .window(rateLimit.window)
+                .maxPeers(rateLimit.maxPeers)
+                .logInterval(refusalLogInterval)
+                .build();
     }
 
     private static Duration positive(String property, Duration value) {

@@ -2,6 +2,7 @@ package dev.grpcops.autoconfigure.deadline;
 
 import dev.grpcops.InfrastructureServices;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.deadline.InvalidBudgetRulesException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,8 +30,19 @@ public class BudgetProperties {
     /** Services whose calls get no budget: long-lived streams such as health Watch and reflection. */
     private List<String> excludedServices = new ArrayList<>(InfrastructureServices.NAMES);
 
+    /** The core's rules; a rule out of range is refused naming its property. */
     BudgetRules toRules() {
-        return new BudgetRules(reserve, defaultBudget, minDownstream, retryMin);
+        try {
+            return BudgetRules.builder()
+                    .reserve(reserve)
+                    .defaultBudget(defaultBudget)
+                    .minDownstream(minDownstream)
+                    .retryMin(retryMin)
+                    .build();
+        } catch (InvalidBudgetRulesException e) {
+            // The core names the rule; the property is what the operator wrote.
+            throw new IllegalArgumentException("grpcops.budget." + e.getMessage());
+        }
     }
 
     public boolean isEnabled() {

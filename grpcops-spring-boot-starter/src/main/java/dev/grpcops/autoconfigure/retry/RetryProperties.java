@@ -43,7 +43,12 @@ public class RetryProperties {
         private double maxExtraPercent = dev.grpcops.retry.Hedging.DEFAULTS.maxExtraPercent();
 
         dev.grpcops.retry.Hedging toHedging() {
-            return new dev.grpcops.retry.Hedging(percentile, minDelay, maxDelay, minSamples, maxExtraPercent);
+            return dev.grpcops.retry.Hedging.builder()
+                    .percentile(percentile)
+                    .delay(minDelay, maxDelay)
+                    .minSamples(minSamples)
+                    .maxExtraPercent(maxExtraPercent)
+                    .build();
         }
 
         public boolean isEnabled() {

@@ -85,7 +85,12 @@ class AdminAutoConfigurationTests {
                         "grpcops.admin.refusal-log-interval=1m")
                 .run(context -> assertThat(
                                 context.getBean(AdminProperties.class).toRateLimit())
-                        .isEqualTo(new AdminRateLimit(3, Duration.ofSeconds(30), 100, Duration.ofMinutes(1))));
+                        .isEqualTo(AdminRateLimit.builder()
+                                .maxFailures(3)
+                                .window(Duration.ofSeconds(30))
+                                .maxPeers(100)
+                                .logInterval(Duration.ofMinutes(1))
+                                .build()));
     }
 
     @ParameterizedTest

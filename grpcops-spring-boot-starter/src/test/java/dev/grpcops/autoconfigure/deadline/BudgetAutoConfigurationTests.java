@@ -28,11 +28,12 @@ class BudgetAutoConfigurationTests {
     void defaultsAreTheDesignNumbers() {
         runner.run(context -> {
             assertThat(context.getBean(BudgetRules.class))
-                    .isEqualTo(new BudgetRules(
-                            Duration.ofMillis(200),
-                            Duration.ofSeconds(2),
-                            Duration.ofMillis(300),
-                            Duration.ofMillis(700)));
+                    .isEqualTo(BudgetRules.builder()
+                            .reserve(Duration.ofMillis(200))
+                            .defaultBudget(Duration.ofSeconds(2))
+                            .minDownstream(Duration.ofMillis(300))
+                            .retryMin(Duration.ofMillis(700))
+                            .build());
             assertThat(context).hasBean(SERVER).hasBean(CLIENT).hasSingleBean(BudgetInterceptors.class);
             assertThat(context.getBean(SERVER))
                     .isSameAs(context.getBean(BudgetInterceptors.class).server());
@@ -47,11 +48,12 @@ class BudgetAutoConfigurationTests {
                         "grpcops.budget.min-downstream=100ms",
                         "grpcops.budget.retry-min=1s")
                 .run(context -> assertThat(context.getBean(BudgetRules.class))
-                        .isEqualTo(new BudgetRules(
-                                Duration.ofMillis(50),
-                                Duration.ofSeconds(5),
-                                Duration.ofMillis(100),
-                                Duration.ofSeconds(1))));
+                        .isEqualTo(BudgetRules.builder()
+                                .reserve(Duration.ofMillis(50))
+                                .defaultBudget(Duration.ofSeconds(5))
+                                .minDownstream(Duration.ofMillis(100))
+                                .retryMin(Duration.ofSeconds(1))
+                                .build()));
     }
 
     @Test
@@ -105,8 +107,12 @@ class BudgetAutoConfigurationTests {
     @Configuration(proxyBeanMethods = false)
     static class OwnRules {
 
-        static final BudgetRules RULES = new BudgetRules(
-                Duration.ofMillis(10), Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(10));
+        static final BudgetRules RULES = BudgetRules.builder()
+                .reserve(Duration.ofMillis(10))
+                .defaultBudget(Duration.ofSeconds(1))
+                .minDownstream(Duration.ofMillis(10))
+                .retryMin(Duration.ofMillis(10))
+                .build();
 
         @Bean
         BudgetRules myRules() {
