@@ -8,8 +8,9 @@ package dev.grpcops.admission;
  * within ½ and 2), plus √limit of headroom, smoothed (after Netflix concurrency-limits' Gradient2).
  * The baseline is what a call takes without queueing: it is measured by a probe, in which the next
  * {@link #MIN_SAMPLES} calls run with the minimum seats (after Envoy's minRTT measurement), at the
- * start, every {@link #PROBE_EVERY_WINDOWS} windows and after {@link #PROBE_AFTER_WINDOWS_AT_MIN}
- * windows at the minimum; between probes it only falls, to a lower window latency.
+ * start, every {@link #PROBE_EVERY_WINDOWS} windows, once the limit has halved since the last probe,
+ * and after {@link #PROBE_AFTER_WINDOWS_AT_MIN} windows at the minimum; between probes it only
+ * falls, to a lower window latency.
  */
 final class GradientLimit {
 
@@ -22,6 +23,12 @@ final class GradientLimit {
      * seats is the service's own, and a baseline measured before it would pin the limit there.
      */
     static final int PROBE_AFTER_WINDOWS_AT_MIN = 5;
+    /**
+     * A limit down to this share of what it was at the last probe calls for another: latency that
+     * rose without queueing (a slower dependency) would otherwise take the limit all the way down
+     * before anything re-measured it, and the capacity with it.
+     */
+    static final double PROBE_AFTER_FALL_TO = 0.5;
     /** How much of a lower window latency the baseline takes between probes. */
     static final double BASELINE_FALL = 0.25;
     /** How much of each new target the limit takes (Gradient2's smoothing). */
@@ -50,6 +57,8 @@ final class GradientLimit {
     private int probeSamples;
     private int windowsSinceProbe;
     private int windowsAtMin;
+    /** The limit when the last probe ended. */
+    private double limitAtProbe;
 
     private boolean windowOpen;
     private long windowStart;
@@ -93,6 +102,7 @@ final class GradientLimit {
                     probing = false;
                     firstProbe = false;
                     windowOpen = false;
+                    limitAtProbe = limit;
                 }
             }
             return limit();
@@ -111,7 +121,9 @@ final class GradientLimit {
             windowOpen = false;
             if (samples >= MIN_SAMPLES) {
                 update((double) sampleSum / samples, maxInFlight);
-                if (++windowsSinceProbe >= PROBE_EVERY_WINDOWS || windowsAtMin >= PROBE_AFTER_WINDOWS_AT_MIN) {
+                if (++windowsSinceProbe >= PROBE_EVERY_WINDOWS
+                        || windowsAtMin >= PROBE_AFTER_WINDOWS_AT_MIN
+                        || limit <= limitAtProbe * PROBE_AFTER_FALL_TO && limit > minLimit) {
                     probing = true;
                     probeStart = now;
                     probeSum = 0;

@@ -115,6 +115,18 @@ class GradientLimitTests {
     }
 
     @Test
+    void aRiseOfLatencyThatIsNotQueueingCostsAtMostAboutHalfTheLimitBeforeAProbe() {
+        Flood flood = new Flood(64, 10_000, 10 * MS); // seats never queue here
+        flood.run(3);
+        flood.ownNanos = 200 * MS; // a dependency turned slow: fewer seats would not help
+        List<Integer> limits = flood.run(30);
+        // Without the probe once the limit has halved it would fall to the minimum (8) and stay
+        // there five windows.
+        assertThat(limits).allMatch(seats -> seats >= 28);
+        assertThat(limits.get(limits.size() - 1)).isGreaterThanOrEqualTo(64);
+    }
+
+    @Test
     void aBaselineIsNeverOlderThanThirtyWindows() {
         Flood flood = new Flood(32, 32, 10 * MS);
         flood.run(5);

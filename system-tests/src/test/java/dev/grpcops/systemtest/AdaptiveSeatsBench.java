@@ -26,8 +26,9 @@ import org.junit.jupiter.api.Timeout;
  * Adaptive seats (SPEC §19), measured: the chain as processes, a flood of Checkouts (no deadline,
  * one caller, {@code adaptive.inflight} in flight) beside a polite caller (20 Checkouts/s of 3
  * SKUs at a 1 s deadline), through three phases: steady, Stock answering 200 ms late (fault
- * injection), and the delay off again. Run twice, one after the other: admission with fixed seats
- * (the defaults), then with {@code grpcops.admission.adaptive.enabled=true} and nothing else tuned.
+ * injection), and the delay off again. Run three times, one after the other: admission with fixed
+ * seats (the defaults); with {@code grpcops.admission.adaptive.enabled=true} and nothing else tuned
+ * at every hop; and at Edge alone, the hop where calls enter.
  * Per phase: the polite caller's complete share and latency, and each hop's seats
  * ({@code grpc_admission_limit_seats}, sampled every second: first, lowest, highest, last).
  *
@@ -55,9 +56,11 @@ class AdaptiveSeatsBench {
         rows.add("| seats | phase | polite caller: complete | p50 | p99 | max | Edge seats (first / low / high / last)"
                 + " | Pricing seats | Stock seats | flood answered OK |");
         rows.add("|---|---|---:|---:|---:|---:|---|---|---|---:|");
-        for (String contender : List.of("fixed", "adaptive")) {
-            rows.addAll(run(contender, "--grpcops.admission.adaptive.enabled=" + contender.equals("adaptive")));
-        }
+        String on = "--grpcops.admission.adaptive.enabled=true";
+        String off = "--grpcops.admission.adaptive.enabled=false";
+        rows.addAll(run("fixed", off, off));
+        rows.addAll(run("adaptive", on, on));
+        rows.addAll(run("adaptive at Edge", off, on));
         String table = String.join(System.lineSeparator(), rows);
         System.out.println(table);
         Files.writeString(
@@ -73,30 +76,32 @@ class AdaptiveSeatsBench {
                 StandardOpenOption.APPEND);
     }
 
-    private static List<String> run(String contender, String adaptive) throws Exception {
+    /** {@code downstream}: Stock's and Pricing's setting; {@code atEdge}: Edge's. */
+    private static List<String> run(String contender, String downstream, String atEdge) throws Exception {
+        String tag = contender.replace(' ', '-');
         Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN);
         List<ServiceProcess> chain = new ArrayList<>();
         List<String> rows = new ArrayList<>();
         ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
         try {
             ServiceProcess stock =
-                    ServiceProcess.start("stock-service", "stock-adaptive-" + contender, "127.0.0.1", env, adaptive);
+                    ServiceProcess.start("stock-service", "stock-adaptive-" + tag, "127.0.0.1", env, downstream);
             chain.add(stock);
             ServiceProcess pricing = ServiceProcess.start(
                     "pricing-service",
-                    "pricing-adaptive-" + contender,
+                    "pricing-adaptive-" + tag,
                     "127.0.0.1",
                     Map.of(),
                     "--grpc.client.stock.address=static://" + stock.target(),
-                    adaptive);
+                    downstream);
             chain.add(pricing);
             ServiceProcess edge = ServiceProcess.start(
                     "edge-service",
-                    "edge-adaptive-" + contender,
+                    "edge-adaptive-" + tag,
                     "127.0.0.1",
                     Map.of(),
                     "--grpc.client.pricing.address=static://" + pricing.target(),
-                    adaptive);
+                    atEdge);
             chain.add(edge);
             chain.forEach(service -> service.awaitServing(Duration.ofSeconds(90)));
             List<ManagedChannel> floodChannels = IntStream.range(0, Math.max(2, (FLOOD + 899) / 900))
