@@ -116,7 +116,7 @@ public final class Admission {
 
     private final Object lock = new Object();
     private final long totalShares;
-    /** The widest a call may be: the limit, or the least it can adapt to. */
+    /** The widest a call may be: the limit, or the most it can adapt to. */
     private final int maxWidth;
 
     private final @Nullable GradientLimit adaptiveLimit;
@@ -149,7 +149,7 @@ public final class Admission {
         AdaptiveLimit adaptive = config.adaptiveLimit();
         this.adaptiveLimit = adaptive == null ? null : new GradientLimit(adaptive, config.limit());
         this.limit = adaptiveLimit == null ? config.limit() : adaptiveLimit.limit();
-        this.maxWidth = adaptive == null ? limit : adaptive.minLimit();
+        this.maxWidth = adaptive == null ? limit : adaptive.maxLimit();
         this.maxWaitNanos = config.maxWait().toNanos();
         this.listener = builder.listener;
         this.clock = builder.nanoClock;
@@ -225,7 +225,7 @@ public final class Admission {
      * it runs (as APF gives a LIST more seats): one that fans out into that many downstream calls.
      * Its fair queue is charged for all of them, so that a caller's fan-out, and the cancellations
      * it brings, stay within its share. At least 1, at most the server's limit (with an adaptive
-     * limit, at most its minimum, so that the call can always be seated).
+     * limit, a call wider than the limit takes every seat there is at the time).
      */
     public AdmissionTicket offer(Level level, long allowanceNanos, int width, AdmissionRequest request) {
         if (level.admission != this) {
@@ -247,7 +247,7 @@ public final class Admission {
             }
             request.offeredNanos = now;
             request.startByNanos = saturatedAdd(now, request.allowanceNanos);
-            if (executing + request.width <= limit - reservedFor(level)) {
+            if (executing + seatsFor(request) <= limit - reservedFor(level)) {
                 seat(request, now);
                 seated = true;
             } else {
@@ -313,8 +313,8 @@ public final class Admission {
                     shareOut();
                 }
             }
-            executing -= request.width;
-            level.executing -= request.width;
+            executing -= request.seats;
+            level.executing -= request.seats;
             level.observe(service);
             started = dispatch(now);
         }
@@ -416,8 +416,9 @@ public final class Admission {
     private void seat(Ticket request, long now) {
         request.state = Ticket.State.EXECUTING;
         request.startedNanos = now;
-        executing += request.width;
-        request.level.executing += request.width;
+        request.seats = seatsFor(request);
+        executing += request.seats;
+        request.level.executing += request.seats;
     }
 
     /** Gives free seats to waiting calls; levels below their nominal seats first. */
@@ -462,7 +463,7 @@ public final class Admission {
                 started.add(head);
                 continue;
             }
-            if (executing + head.width > limit) {
+            if (executing + seatsFor(head) > limit) {
                 break; // the next call in fair order is wider than the seats free: it waits for more
             }
             Ticket request = next.queues.poll(next.estimateNanos);
@@ -474,6 +475,12 @@ public final class Admission {
             started.add(request);
         }
         return started;
+    }
+
+    /** The seats {@code request} takes: its width, at most the limit now (which an adaptive limit moves). */
+    @GuardedBy("lock")
+    private int seatsFor(Ticket request) {
+        return Math.min(request.width, limit);
     }
 
     /** Whether what is left of {@code request}'s allowance at {@code now} is less than its level's service time. */

@@ -16,6 +16,8 @@ final class Ticket implements AdmissionTicket {
     final long allowanceNanos;
     /** The seats it takes while it runs (a call that fans out takes one per downstream call). */
     final int width;
+    /** The seats it holds once seated: its width, at most the limit at that moment. */
+    int seats;
 
     State state = State.NEW;
     long offeredNanos;

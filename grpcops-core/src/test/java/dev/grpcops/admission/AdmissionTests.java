@@ -54,6 +54,32 @@ class AdmissionTests {
                 .offer();
     }
 
+    /**
+     * With an adaptive limit a call may be wider than the limit is at the moment (here the first
+     * probe's minimum, 8 seats): it takes every seat there is, and is not left waiting for seats
+     * that will never be free.
+     */
+    @Test
+    void aCallWiderThanTheAdaptiveLimitNowTakesEverySeatThereIs() {
+        Admission admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(32)
+                        .levels(PriorityLevelConfig.of("default", 1))
+                        .adaptiveLimit(
+                                AdaptiveLimit.builder().minLimit(8).maxLimit(64).build())
+                        .build())
+                .nanoClock(time::now)
+                .timer(time)
+                .build();
+        assertThat(admission.limit()).as("the first probe").isEqualTo(8);
+
+        TestCall wide = offerWide(admission, "fan-out", 20);
+
+        assertThat(wide.started).isTrue();
+        assertThat(admission.level("default").executingSeats()).isEqualTo(8);
+        wide.release();
+        assertThat(admission.level("default").executingSeats()).isZero();
+    }
+
     /** A call that fans out takes a seat per downstream call: a wide one waits until that many are free. */
     @Test
     void aWideCallTakesItsWidthInSeats() {
