@@ -44,6 +44,9 @@ import java.util.function.LongSupplier;
  * ManagedChannelBuilder.forTarget(...).intercept(CancellationBudget.builder().perSecond(1000).build());
  * }</pre>
  * Install one per channel: the budget is the channel's, shared by its connections.
+ *
+ * <p>One class over 400 lines: the interceptor, the call it wraps and the listener downstream share
+ * one budget and the cancellations it holds back, nested so that no other file sees them.
  */
 public final class CancellationBudget implements ClientInterceptor {
 
