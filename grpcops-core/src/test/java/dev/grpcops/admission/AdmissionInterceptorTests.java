@@ -82,7 +82,7 @@ class AdmissionInterceptorTests {
     private Admission admission;
     private ManagedChannel channel;
     /** Admission's clock and timer when a test sets it before {@code start}; the system's otherwise. */
-    private FakeTime time;
+    private dev.grpcops.testing.FakeClock time;
 
     /** Throws from startCall, as an interceptor inside admission or a service that fails to load might. */
     private static final ServerInterceptor FAILS_TO_START = new ServerInterceptor() {
@@ -116,7 +116,7 @@ class AdmissionInterceptorTests {
                     }
                 });
         if (time != null) {
-            builder.nanoClock(time::now).timer(time);
+            builder.nanoClock(time::nanoTime).timer(time.timer());
         }
         admission = builder.build();
         Map<Criticality, String> levels = new java.util.EnumMap<>(Criticality.class);
@@ -191,14 +191,14 @@ class AdmissionInterceptorTests {
 
     @Test
     void aCallWhoseTurnComesTooLateIsAnsweredDeadlineExceededWithoutRunning() throws Exception {
-        time = new FakeTime();
+        time = new dev.grpcops.testing.FakeClock();
         start(1, PriorityLevelConfig.of("default", 1));
         var first = as("alpha", null).check(CheckRequest.getDefaultInstance());
         var late = as("beta", null).withDeadlineAfter(5, TimeUnit.SECONDS).check(CheckRequest.getDefaultInstance());
         await("the second call to queue", () -> admission.level("default").inQueue() == 1);
 
         // On admission's clock the first call held its seat almost all of the second's budget.
-        time.advanceMillis(4_990);
+        time.forwardMillis(4_990);
         stock.answerOne();
         first.get(5, TimeUnit.SECONDS);
 
