@@ -69,8 +69,13 @@ final class ClosedLoop {
     /** One slot's next call, in the current phase; the slot ends when the phase has no more to start. */
     private void next() {
         Phase current = phase;
-        if (current.take()) {
+        long ticket = current.take();
+        if (ticket > 0) {
             caller.call(System.nanoTime(), current.stats, this::next);
+            if (ticket == 1) {
+                // Only once the last call counts as sent: the run's drain waits for every call sent.
+                current.lastTicketTaken.countDown();
+            }
         }
     }
 
@@ -85,15 +90,12 @@ final class ClosedLoop {
             this.tickets = new AtomicLong(count);
         }
 
-        boolean take() {
+        /** The ticket taken (the last is 1), or 0 or less when the phase starts no more calls. */
+        long take() {
             if (endNanos != Long.MAX_VALUE && System.nanoTime() >= endNanos) {
-                return false;
+                return 0;
             }
-            long ticket = tickets.getAndDecrement();
-            if (ticket == 1) {
-                lastTicketTaken.countDown();
-            }
-            return ticket > 0;
+            return tickets.getAndDecrement();
         }
     }
 }
