@@ -28,21 +28,13 @@ class CallCommandTests {
         stock.close();
     }
 
-    private record Run(int exit, String out, String err) {}
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine()
-                .setOut(new PrintWriter(out))
-                .setErr(new PrintWriter(err))
-                .execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     @Test
     void answersWithTheReplyAsJsonAndSendsTheHeaders() {
-        Run call = run(
+        CliRun call = run(
                 "call", stock.target(), "Check", "{\"sku\":\"a\"}", "--deadline", "5s", "-H", "x-grpcops-caller=me");
         assertThat(call.exit()).as(call.err()).isZero();
         assertThat(JsonParser.parseString(call.out())
@@ -55,9 +47,9 @@ class CallCommandTests {
 
     @Test
     void badRequestsAreRefusedBeforeCalling() {
-        Run badJson = run("call", stock.target(), "Check", "{\"sku\":");
+        CliRun badJson = run("call", stock.target(), "Check", "{\"sku\":");
         assertThat(badJson.exit()).isEqualTo(2);
-        Run unknown = run("call", stock.target(), "Nope");
+        CliRun unknown = run("call", stock.target(), "Nope");
         assertThat(unknown.exit()).isEqualTo(2);
         assertThat(unknown.err()).contains("unknown method 'Nope'", "chain.v1.Edge/Checkout");
     }
@@ -105,7 +97,7 @@ class CallCommandTests {
 
     @Test
     void aFailedCallExitsOneWithItsStatus() {
-        Run failed = run("call", "127.0.0.1:1", "Check", "{\"sku\":\"a\"}", "--deadline", "5s");
+        CliRun failed = run("call", "127.0.0.1:1", "Check", "{\"sku\":\"a\"}", "--deadline", "5s");
         assertThat(failed.exit()).isEqualTo(1);
         assertThat(failed.err()).contains("UNAVAILABLE");
     }

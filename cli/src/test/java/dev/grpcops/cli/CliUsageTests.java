@@ -13,7 +13,7 @@ class CliUsageTests {
     @Test
     void everyCommandHasHelp() {
         for (String command : new String[] {"call", "spread", "drain", "resume", "fault", "watch", "probe"}) {
-            Run help = run(command, "--help");
+            CliRun help = run(command, "--help");
             assertThat(help.exit()).as(command).isZero();
             assertThat(help.out()).contains("Usage: grpcops " + command);
         }
@@ -26,15 +26,15 @@ class CliUsageTests {
      */
     @Test
     void badArgumentsExitWithUsageErrorAndTheReason() {
-        Run missing = run("spread");
+        CliRun missing = run("spread");
         assertThat(missing.exit()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(missing.err()).contains("Missing required parameter: 'TARGET'");
 
-        Run badConfig = run("spread", "a:1", "--config", "random");
+        CliRun badConfig = run("spread", "a:1", "--config", "random");
         assertThat(badConfig.exit()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(badConfig.err()).contains("--config", "'random'", "pinned, rr, hc");
 
-        Run badTimeout = run("spread", "a:1", "--timeout", "soon");
+        CliRun badTimeout = run("spread", "a:1", "--timeout", "soon");
         assertThat(badTimeout.exit()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(badTimeout.err()).contains("'soon' is not a duration like 250ms, 3s or 1m");
     }
@@ -56,20 +56,12 @@ class CliUsageTests {
     void probeOfNothingListeningFails() {
         // A refused connection fails the check at once; the deadline only bounds it, and is long
         // enough that a cold JVM's first call cannot turn UNAVAILABLE into DEADLINE_EXCEEDED.
-        Run probe = run("probe", "127.0.0.1:1", "--timeout", "10s");
+        CliRun probe = run("probe", "127.0.0.1:1", "--timeout", "10s");
         assertThat(probe.exit()).isEqualTo(1);
         assertThat(probe.err()).contains("error: UNAVAILABLE");
     }
 
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine()
-                .setOut(new PrintWriter(out))
-                .setErr(new PrintWriter(err))
-                .execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
-
-    private record Run(int exit, String out, String err) {}
 }

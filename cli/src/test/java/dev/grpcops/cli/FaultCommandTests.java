@@ -10,8 +10,6 @@ import dev.grpcops.fault.Faults;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -63,23 +61,15 @@ class FaultCommandTests {
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
 
-    private record Run(int exit, String out, String err) {}
-
-    private Run run(Map<String, String> environment, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        picocli.CommandLine cli =
-                GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
-        FaultCommand command = cli.getSubcommands().get("fault").getCommand();
-        command.environment = environment;
-        int exit = cli.execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private CliRun run(Map<String, String> environment, String... args) {
+        return CliRun.of(
+                cli -> ((FaultCommand) cli.getSubcommands().get("fault").getCommand()).environment = environment, args);
     }
 
     @Test
     void setsShowsAndClearsWhatAReplicaInjects() {
         Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", TOKEN);
-        Run set = run(env, "fault", target, "--delay", "200ms", "--stall", "200ms/1s", "--error-ratio", "0.5");
+        CliRun set = run(env, "fault", target, "--delay", "200ms", "--stall", "200ms/1s", "--error-ratio", "0.5");
         assertThat(set.exit()).as(set.err()).isZero();
         JsonObject printed = JsonParser.parseString(set.out()).getAsJsonObject();
         assertThat(printed.get("replica").getAsString()).isEqualTo("stock-2");
@@ -91,7 +81,7 @@ class FaultCommandTests {
                         .errorRatio(0.5)
                         .build());
 
-        Run shown = run(Map.of(), "fault", target);
+        CliRun shown = run(Map.of(), "fault", target);
         assertThat(shown.exit()).isZero();
         assertThat(JsonParser.parseString(shown.out())
                         .getAsJsonObject()
@@ -105,7 +95,7 @@ class FaultCommandTests {
 
     @Test
     void aChangeWithoutTheTokenIsNotSent() {
-        Run refused = run(Map.of(), "fault", target, "--delay", "200ms");
+        CliRun refused = run(Map.of(), "fault", target, "--delay", "200ms");
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.err()).contains("set GRPCOPS_ADMIN_TOKEN");
         assertThat(received).as("calls that reached the server").isEmpty();
@@ -115,7 +105,7 @@ class FaultCommandTests {
     @Test
     void anErrorCodeMakesTheReplicaBrokenRatherThanDown() {
         Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", TOKEN);
-        Run set = run(env, "fault", target, "--error-ratio", "0.5", "--error-code", "internal");
+        CliRun set = run(env, "fault", target, "--error-ratio", "0.5", "--error-code", "internal");
         assertThat(set.exit()).as(set.err()).isZero();
         assertThat(JsonParser.parseString(set.out())
                         .getAsJsonObject()
@@ -124,17 +114,17 @@ class FaultCommandTests {
                 .isEqualTo("INTERNAL");
         assertThat(faults.current().errorCode()).isEqualTo(io.grpc.Status.Code.INTERNAL);
 
-        Run wrong = run(env, "fault", target, "--error-ratio", "0.5", "--error-code", "NOT_FOUND");
+        CliRun wrong = run(env, "fault", target, "--error-ratio", "0.5", "--error-code", "NOT_FOUND");
         assertThat(wrong.exit()).isEqualTo(1);
         assertThat(wrong.err()).contains("INVALID_ARGUMENT", "error_code");
-        Run alone = run(env, "fault", target, "--error-code", "INTERNAL");
+        CliRun alone = run(env, "fault", target, "--error-code", "INTERNAL");
         assertThat(alone.exit()).isEqualTo(2);
         assertThat(alone.err()).contains("--error-code goes with --error-ratio");
     }
 
     @Test
     void aWrongTokenIsRefusedByTheServer() {
-        Run refused = run(
+        CliRun refused = run(
                 Map.of("GRPCOPS_ADMIN_TOKEN", "not-the-token-but-long-enough"), "fault", target, "--delay", "200ms");
         assertThat(refused.exit()).isEqualTo(1);
         assertThat(refused.err()).contains("PERMISSION_DENIED");
@@ -144,13 +134,13 @@ class FaultCommandTests {
     @Test
     void badValuesAreRefusedNamingWhatIsWrong() {
         Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", TOKEN);
-        Run ratio = run(env, "fault", target, "--error-ratio", "2");
+        CliRun ratio = run(env, "fault", target, "--error-ratio", "2");
         assertThat(ratio.exit()).isEqualTo(1);
         assertThat(ratio.err()).contains("INVALID_ARGUMENT", "error_ratio");
-        Run stall = run(env, "fault", target, "--stall", "200ms");
+        CliRun stall = run(env, "fault", target, "--stall", "200ms");
         assertThat(stall.exit()).isEqualTo(2);
         assertThat(stall.err()).contains("--stall takes D/P");
-        Run both = run(env, "fault", target, "--clear", "--delay", "1s");
+        CliRun both = run(env, "fault", target, "--clear", "--delay", "1s");
         assertThat(both.exit()).isEqualTo(2);
         assertThat(faults.current()).isEqualTo(Faults.NONE);
     }

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,7 +36,7 @@ class LoadCommandTests {
     @Test
     void aRatedRunSendsItsScheduleAndReportsOnlyTheMeasuredCalls() throws Exception {
         try (TestStockServer server = new TestStockServer()) {
-            Run run = run(
+            CliRun run = run(
                     "load",
                     server.target(),
                     "--method",
@@ -65,7 +63,7 @@ class LoadCommandTests {
 
     @Test
     void concurrencyKeepsExactlyNOutstanding() {
-        Run run = run(
+        CliRun run = run(
                 "load",
                 stock.target(),
                 "--method",
@@ -92,7 +90,7 @@ class LoadCommandTests {
     void statusCountsAreTheServersAnswers() {
         stock.failEvery = 4;
 
-        Run run = run("load", stock.target(), "--method", "Check", "--concurrency", "4", "-n", "100", "--json");
+        CliRun run = run("load", stock.target(), "--method", "Check", "--concurrency", "4", "-n", "100", "--json");
 
         assertThat(run.exit()).as("failed calls are a result, not a failed run").isZero();
         JsonObject status = JsonParser.parseString(run.out()).getAsJsonObject().getAsJsonObject("status");
@@ -103,7 +101,7 @@ class LoadCommandTests {
 
     @Test
     void deadlineIsHonoured() {
-        Run run = run(
+        CliRun run = run(
                 "load",
                 stock.target(),
                 "--method",
@@ -128,7 +126,7 @@ class LoadCommandTests {
 
     @Test
     void metadataIsSentWithEveryCall() {
-        Run run = run(
+        CliRun run = run(
                 "load",
                 stock.target(),
                 "--method",
@@ -149,7 +147,7 @@ class LoadCommandTests {
 
     @Test
     void connectionsAreSeparateAndTakenInTurn() {
-        Run run = run(
+        CliRun run = run(
                 "load", stock.target(), "--method", "Check", "--concurrency", "3", "-n", "30", "--connections", "3");
 
         assertThat(run.exit()).as(run.err()).isZero();
@@ -158,7 +156,8 @@ class LoadCommandTests {
 
     @Test
     void jsonReportHasItsShapeAndNothingElseOnStdout() {
-        Run run = run("load", stock.target(), "--method", "Check", "--rate", "100", "-n", "20", "--json", "--progress");
+        CliRun run =
+                run("load", stock.target(), "--method", "Check", "--rate", "100", "-n", "20", "--json", "--progress");
 
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(run.out().strip()).doesNotContain("\n");
@@ -195,7 +194,7 @@ class LoadCommandTests {
 
     @Test
     void textReportIsATable() {
-        Run run = run("load", stock.target(), "--method", "Check", "--rate", "100", "-n", "10");
+        CliRun run = run("load", stock.target(), "--method", "Check", "--rate", "100", "-n", "10");
 
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(run.out())
@@ -209,7 +208,7 @@ class LoadCommandTests {
     @Test
     void aStalledServerDoesNotQueueCallsWithoutBound() {
         // Sends 10..49 are due 50-245 ms in, long before the first deadline (1 s) frees a slot.
-        Run run = run(
+        CliRun run = run(
                 "load",
                 stock.target(),
                 "--method",
@@ -236,7 +235,7 @@ class LoadCommandTests {
 
     @Test
     void unreachableTargetExitsOne() {
-        Run run = run("load", "127.0.0.1:1", "--method", "Check", "--rate", "10", "-n", "5");
+        CliRun run = run("load", "127.0.0.1:1", "--method", "Check", "--rate", "10", "-n", "5");
 
         assertThat(run.exit()).isEqualTo(1);
         assertThat(run.err()).contains("could not reach 127.0.0.1:1");
@@ -268,7 +267,7 @@ class LoadCommandTests {
     void badArgumentsExitTwoNamingTheOption(String args, String expected, String alsoExpected) {
         String[] words = ("load 127.0.0.1:1 " + args).split(" +");
 
-        Run run = run(words);
+        CliRun run = run(words);
 
         assertThat(run.exit()).as(run.err()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(run.err()).contains(expected);
@@ -280,11 +279,12 @@ class LoadCommandTests {
 
     @Test
     void badDataExitsTwoNamingTheProblem() {
-        Run notJson = run("load", "127.0.0.1:1", "--method", "Check", "--data", "{\"sku\":", "--rate", "5", "-n", "5");
+        CliRun notJson =
+                run("load", "127.0.0.1:1", "--method", "Check", "--data", "{\"sku\":", "--rate", "5", "-n", "5");
         assertThat(notJson.exit()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(notJson.err()).contains("--data is not a chain.v1.CheckRequest in protobuf JSON");
 
-        Run unknownField =
+        CliRun unknownField =
                 run("load", "127.0.0.1:1", "--method", "Check", "--data", "{\"skew\":\"a\"}", "--rate", "5", "-n", "5");
         assertThat(unknownField.exit()).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(unknownField.err()).contains("--data", "skew");
@@ -292,7 +292,7 @@ class LoadCommandTests {
 
     @Test
     void helpDocumentsTheBoundAndTheModes() {
-        Run help = run("load", "--help");
+        CliRun help = run("load", "--help");
 
         assertThat(help.exit()).isZero();
         assertThat(help.out())
@@ -320,15 +320,7 @@ class LoadCommandTests {
         assertThat(Methods.ALL).hasSize(6);
     }
 
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine()
-                .setOut(new PrintWriter(out))
-                .setErr(new PrintWriter(err))
-                .execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
-
-    private record Run(int exit, String out, String err) {}
 }
