@@ -25,10 +25,14 @@ import java.util.random.RandomGenerator;
  * {@link RoundRobinLoadBalancerProvider}): one pick_first child per replica, and a picker over the
  * ready replicas that are not ejected. Peak-EWMA draws two of them at random and takes the one with
  * the lower cost = peak-EWMA latency × (outstanding + 1); with few replicas ({@code compareAllUpTo})
- * it also looks at every one, and takes the cheapest when both drawn cost more than {@value
- * #FULL_VIEW_VETO} times as much. Every call's latency and {@link CallOutcome}
+ * it also looks at every one, and passes over the one drawn while its latency is more than {@value
+ * #FULL_VIEW_VETO} times the fastest's, but for one probe a second. Every call's latency and {@link CallOutcome}
  * feed its replica when the call ends, from the stream's tracer: the cost, and the counts that
  * {@link OutlierDetection} judges once an interval in the synchronization context.
+ *
+ * <p>One class over 400 lines: the balancer, its replicas and its picker share the replica list and
+ * the config that the synchronization context swaps, and are nested so that no other file sees that
+ * state. The cost arithmetic is {@link PeakEwma}'s, ejection {@link OutlierDetection}'s.
  */
 final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
@@ -50,12 +54,27 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     static final long SLOW_START_AWAY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
-     * How much slower (peak-EWMA latency) than the fastest replica in the pick both drawn may be
-     * before a fast one is taken instead (while every replica is compared): twice, so that replicas
-     * of about the same latency share the calls by the two draws alone, and one clearly faster is
-     * never passed over for two slow ones.
+     * How much slower (peak-EWMA latency) than the fastest replica in the pick the one the draws
+     * pick may be before a fast one is taken instead (while every replica is compared): twice, so
+     * that replicas of about the same latency share the calls by the two draws alone, and one
+     * clearly faster is never passed over for a slow one.
      */
     static final double FULL_VIEW_VETO = 2.0;
+
+    /**
+     * And at least this much slower: between replicas that answer in a millisecond or two, twice is
+     * noise (a collection pause, a scheduling hiccup), and passing one over for it would leave its
+     * share to the others until its cost decays.
+     */
+    static final long FULL_VIEW_MIN_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    /**
+     * A replica passed over for its latency still gets a call this often when it has none
+     * outstanding: its probe, so that one whose first answers were slow (a cold JVM, a first
+     * connection) is heard from again and its latency can fall, while one that stays slow costs
+     * one call a second, which hedging covers.
+     */
+    static final long PROBE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** A replica's cost before it has answered, when no other replica has either. */
     static final long INITIAL_COST_NANOS = 5_000_000L;
@@ -230,6 +249,16 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     final class Replica extends ChildLbState {
 
         private final AtomicInteger outstanding = new AtomicInteger();
+        /**
+         * A probe went out and has not answered: its answer, the next one heard (nothing else was
+         * outstanding), re-measures the replica instead of being averaged in, so that a replica
+         * whose first answers were slow comes back at its first fast one.
+         */
+        private volatile boolean probeAnswerPending;
+        /** When it last got a probe (see {@link #PROBE_INTERVAL_NANOS}). */
+        private final java.util.concurrent.atomic.AtomicLong lastProbe =
+                new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+
         private final ClientStreamTracer.Factory tracers = new ClientStreamTracer.Factory() {
             @Override
             public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
@@ -304,6 +333,18 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return load / Math.max(SLOW_START_MIN_WEIGHT, Math.max(0, now - since) / (double) window);
         }
 
+        /** Whether a call may go to it as its probe now; claims the probe if so. */
+        boolean claimProbe(long now) {
+            long last = lastProbe.get();
+            if (outstanding.get() == 0
+                    && (last == Long.MIN_VALUE || now - last >= PROBE_INTERVAL_NANOS)
+                    && lastProbe.compareAndSet(last, now)) {
+                probeAnswerPending = true;
+                return true;
+            }
+            return false;
+        }
+
         int outstanding() {
             return outstanding.get();
         }
@@ -320,8 +361,15 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                     latency.observe(
                             now, Math.max(rttNanos, current.failurePenaltyNanos()), false, current.decayNanos());
                 case CANCELLED, DEADLINE, RELAYED -> latency.observe(now, rttNanos, true, current.decayNanos());
-                default -> latency.observe(now, rttNanos, false, current.decayNanos());
+                default -> {
+                    if (probeAnswerPending) {
+                        latency.reset(rttNanos, now);
+                    } else {
+                        latency.observe(now, rttNanos, false, current.decayNanos());
+                    }
+                }
             }
+            probeAnswerPending = false;
             ejection.record(outcome);
         }
 
@@ -445,15 +493,32 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             double loadB = ready[b].load(now);
             int winner = loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
             if (candidates > 2 && candidates <= config.compareAllUpTo()) {
-                // Two of three replicas slow: both drawn are slow a third of the time, and then
-                // power of two choices takes a slow one. With few replicas every one is looked at.
-                // By latency, not load: calls outstanding are what the two draws balance already.
-                double limit = FULL_VIEW_VETO * lowestCost(excluded, now);
-                if (Math.min(ready[a].cost(now), ready[b].cost(now)) > limit) {
-                    return fastest(excluded, now, limit, draw);
+                // Two of three replicas slow: both drawn are slow a third of the time, and a slow
+                // one drawn beside a busy fast one wins on load once its latency has decayed a
+                // little. With few replicas every one is looked at, and the one drawn is judged by
+                // latency (calls outstanding are what the two draws balance already), but for its
+                // probe.
+                double fastest = lowestCost(excluded, now);
+                double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
+                if (ready[winner].cost(now) > limit) {
+                    int probed = dueProbe(excluded, now, limit);
+                    return probed >= 0 ? probed : fastest(excluded, now, limit, draw);
                 }
             }
             return winner;
+        }
+
+        /**
+         * A replica passed over for its latency ({@code limit}) whose probe is due, claimed; -1 if
+         * none: each gets its probe whoever the draws picked.
+         */
+        private int dueProbe(int excluded, long now, double limit) {
+            for (int i = 0; i < ready.length; i++) {
+                if (i != excluded && ready[i].cost(now) > limit && ready[i].claimProbe(now)) {
+                    return i;
+                }
+            }
+            return -1;
         }
 
         /** The lowest latency cost of the replicas, {@code excluded} left out (no draw: most picks need no more). */

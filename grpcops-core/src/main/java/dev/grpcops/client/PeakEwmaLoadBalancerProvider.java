@@ -18,11 +18,13 @@ import java.util.random.RandomGenerator;
  * (META-INF/services).
  *
  * <p>With at most {@code compareAllUpTo} replicas in the pick, every one is compared as well, and
- * when both drawn are more than twice as slow (peak-EWMA latency) as the fastest, the least loaded
- * of the fast ones is taken: with two of three replicas
- * slow, power of two choices alone sends a third of the calls to a slow one, since both drawn are
- * slow that often (Linkerd and Envoy stop at two); replicas of about the same cost still share the
- * calls.
+ * when the one the draws pick is more than twice as slow (peak-EWMA latency) as the fastest and
+ * 20 ms slower, the least loaded of the fast ones is taken: with two of three replicas slow, power of two choices
+ * alone sends a third of the calls to a slow one, since both drawn are slow that often (Linkerd and
+ * Envoy stop at two), and a slow one beside a busy fast one wins on load once its latency has
+ * decayed; replicas of about the same cost still share the calls. A replica passed over gets one
+ * call a second when it has none outstanding (its probe), whose answer re-measures it, so that one
+ * whose first answers were slow is back at its first fast one.
  *
  * <p>A replica that joins replicas already serving (new, or back after a second or more away: a
  * restart, a health flap; not a reconnect, nor the replicas a channel starts with) gets its share
@@ -44,7 +46,7 @@ public final class PeakEwmaLoadBalancerProvider extends BalancerProvider {
     public static final Duration DEFAULT_FAILURE_PENALTY = Duration.ofSeconds(1);
     /**
      * Up to 8 replicas in the pick, every one is compared too: a few loads more per pick, and with
-     * two of three replicas slow no call goes to a slow one because both drawn were slow.
+     * two of three replicas slow a slow one gets its probe and the hedges, nothing more.
      */
     public static final int DEFAULT_COMPARE_ALL_UP_TO = 8;
     /**

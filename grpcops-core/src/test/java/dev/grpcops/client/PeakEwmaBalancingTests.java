@@ -99,6 +99,62 @@ class PeakEwmaBalancingTests {
                 .isGreaterThan(45);
     }
 
+    /**
+     * The slow replicas' costs decay while they get no calls; the healthy one, busy, keeps its own
+     * and carries calls outstanding. Drawn beside it, a slow replica whose decayed latency is still
+     * more than twice the healthy one's (and 20 ms more) gets its probe (one call a second) and
+     * nothing more, however many calls the healthy one has: its load (latency × outstanding) would
+     * have let it win draws.
+     */
+    @Test
+    void aSlowReplicaDrawnBesideABusyHealthyOneGetsOnlyItsProbeWhileItsLatencyIsTwiceAsHigh() throws Exception {
+        twoOfThreeSlow(defaults());
+        // 2 decay times: the slow ones' 200 ms has decayed to ~27 ms, the healthy one's next answer
+        // brings it back to 1 ms, and 40 calls outstanding make its load ~40 ms.
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.multipliedBy(2));
+        List<Integer> shares = replicas.call(400, 40);
+
+        assertThat(shares.get(0) + shares.get(1))
+                .as("calls to the two slow replicas of %s: a probe each at most", shares)
+                .isLessThanOrEqualTo(2);
+    }
+
+    /** A replica passed over for its latency is still heard from once a second: its probe. */
+    @Test
+    void aReplicaPassedOverForItsLatencyStillGetsACallASecond() throws Exception {
+        twoOfThreeSlow(defaults());
+        int probes = 0;
+        for (int second = 0; second < 5; second++) {
+            clock.forward(Duration.ofSeconds(1));
+            List<Integer> shares = replicas.call(30, 3);
+            probes += shares.get(0) + shares.get(1);
+        }
+        assertThat(probes).as("probes to the two slow replicas in 5 s").isBetween(2, 10);
+    }
+
+    /**
+     * A replica passed over because its answers were slow (a cold JVM) is back in the draws at its
+     * probe's first fast answer, not once its cost has decayed (tens of seconds).
+     */
+    @Test
+    void aReplicaWhoseProbeAnswersFastIsBackAtOnce() throws Exception {
+        twoOfThreeSlow(defaults());
+        replicas.replica(0).latency(Duration.ofMillis(1));
+        replicas.replica(1).latency(Duration.ofMillis(1));
+        for (int second = 0; second < 2; second++) {
+            clock.forward(Duration.ofSeconds(1));
+            replicas.call(30, 3); // their probes, answered in 1 ms
+        }
+
+        List<Integer> shares = replicas.call(300, 3);
+
+        // (The healthy one's average, at 4-5 ms from its first answers in this fixture's fake time,
+        // is above the 1 ms the probes measured: it takes fewer here.)
+        assertThat(shares.subList(0, 2))
+                .as("calls to the two that were slow, of %s", shares)
+                .allMatch(count -> count >= 50);
+    }
+
     private List<Integer> twoOfThreeSlow(Map<String, ?> serviceConfig) throws Exception {
         start(serviceConfig);
         replicas.call(30, 3);
