@@ -255,6 +255,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * whose first answers were slow comes back at its first fast one.
          */
         private volatile boolean probeAnswerPending;
+        /**
+         * Its last call failed (a replica failure, or shedding): it gets no probe, a failing replica
+         * is for ejection and the failure penalty to deal with, and a probe would be a failed call.
+         */
+        private volatile boolean lastFailed;
         /** When it last got a probe (see {@link #PROBE_INTERVAL_NANOS}). */
         private final java.util.concurrent.atomic.AtomicLong lastProbe =
                 new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
@@ -337,6 +342,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         boolean claimProbe(long now) {
             long last = lastProbe.get();
             if (outstanding.get() == 0
+                    && !lastFailed
                     && (last == Long.MIN_VALUE || now - last >= PROBE_INTERVAL_NANOS)
                     && lastProbe.compareAndSet(last, now)) {
                 probeAnswerPending = true;
@@ -370,6 +376,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 }
             }
             probeAnswerPending = false;
+            if (outcome == CallOutcome.REPLICA_FAILURE || outcome == CallOutcome.OVERLOAD) {
+                lastFailed = true;
+            } else if (outcome != CallOutcome.CANCELLED && outcome != CallOutcome.DEADLINE) {
+                lastFailed = false;
+            }
             ejection.record(outcome);
         }
 
@@ -500,9 +511,12 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 // probe.
                 double fastest = lowestCost(excluded, now);
                 double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
+                int probed = dueProbe(excluded, now, limit);
+                if (probed >= 0) {
+                    return probed;
+                }
                 if (ready[winner].cost(now) > limit) {
-                    int probed = dueProbe(excluded, now, limit);
-                    return probed >= 0 ? probed : fastest(excluded, now, limit, draw);
+                    return fastest(excluded, now, limit, draw);
                 }
             }
             return winner;
@@ -510,7 +524,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
         /**
          * A replica passed over for its latency ({@code limit}) whose probe is due, claimed; -1 if
-         * none: each gets its probe whoever the draws picked.
+         * none: each gets its probe whatever the draws, also one that never wins them.
          */
         private int dueProbe(int excluded, long now, double limit) {
             for (int i = 0; i < ready.length; i++) {

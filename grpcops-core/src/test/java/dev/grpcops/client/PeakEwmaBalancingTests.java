@@ -141,10 +141,11 @@ class PeakEwmaBalancingTests {
         twoOfThreeSlow(defaults());
         replicas.replica(0).latency(Duration.ofMillis(1));
         replicas.replica(1).latency(Duration.ofMillis(1));
-        for (int second = 0; second < 2; second++) {
-            clock.forward(Duration.ofSeconds(1));
-            replicas.call(30, 3); // their probes, answered in 1 ms
-        }
+        // Both probes due (a second since the last, which may have gone out late in the calls
+        // before); a probe goes out when a pick passes a replica over, here whenever both drawn are
+        // the two slow ones.
+        clock.forward(Duration.ofSeconds(2));
+        replicas.call(30, 3); // their probes, answered in 1 ms
 
         List<Integer> shares = replicas.call(300, 3);
 

@@ -509,9 +509,11 @@ class InteractionMatrixTests {
         replicas.replica(0).latency(Duration.ofMillis(1));
 
         Results traffic = replicas.run(300, 3, Caller.PLAIN);
+        // Shunned for the warm-up's 200 ms it would get a probe or two; a share of a sixth or more
+        // (seen: 50 to over 100 of 300) is a replica judged by its own answers.
         assertThat(traffic.calls().get(0))
                 .as("not shunned for the warm-up's latency: %s", traffic.calls())
-                .isGreaterThan(60);
+                .isGreaterThanOrEqualTo(30);
     }
 
     // ---- helpers ----
