@@ -341,14 +341,22 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         /** Whether a call may go to it as its probe now; claims the probe if so. */
         boolean claimProbe(long now) {
             long last = lastProbe.get();
-            if (outstanding.get() == 0
-                    && !lastFailed
-                    && (last == Long.MIN_VALUE || now - last >= PROBE_INTERVAL_NANOS)
-                    && lastProbe.compareAndSet(last, now)) {
+            if (probeDue(now, last) && lastProbe.compareAndSet(last, now)) {
                 probeAnswerPending = true;
                 return true;
             }
             return false;
+        }
+
+        /** Whether a probe would be due now: cheap reads only, checked on every pick before any cost. */
+        boolean probeDue(long now) {
+            return probeDue(now, lastProbe.get());
+        }
+
+        private boolean probeDue(long now, long last) {
+            return outstanding.get() == 0
+                    && !lastFailed
+                    && (last == Long.MIN_VALUE || now - last >= PROBE_INTERVAL_NANOS);
         }
 
         int outstanding() {
@@ -528,7 +536,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          */
         private int dueProbe(int excluded, long now, double limit) {
             for (int i = 0; i < ready.length; i++) {
-                if (i != excluded && ready[i].cost(now) > limit && ready[i].claimProbe(now)) {
+                // The cheap checks first: most picks find no probe due, and need no cost computed again.
+                if (i != excluded && ready[i].probeDue(now) && ready[i].cost(now) > limit && ready[i].claimProbe(now)) {
                     return i;
                 }
             }
