@@ -19,11 +19,11 @@ class BudgetPropagationTests {
     private static final QuoteRequest QUOTE =
             QuoteRequest.newBuilder().setSku("a").build();
 
-    private InProcessChain chain;
+    private RetryChain chain;
 
     @BeforeEach
     void start() throws Exception {
-        chain = new InProcessChain(BudgetRules.DEFAULTS, false);
+        chain = new RetryChain(BudgetRules.DEFAULTS, call -> null);
     }
 
     @AfterEach
@@ -37,15 +37,16 @@ class BudgetPropagationTests {
 
         // A budget only shrinks on its way: at most the caller's 1 s minus the 0.2 s reserve, and
         // whatever the machine's speed, far more than what is left of it once it has spent half.
-        assertThat(chain.stockReceived)
+        assertThat(chain.stockArrivals)
+                .extracting(RetryChain.Arrival::deadlineSeconds)
                 .singleElement()
                 .satisfies(s -> assertThat(s).isBetween(0.5, 0.8));
-        assertThat(chain.listener.arrivals).singleElement().satisfies(arrival -> {
+        assertThat(chain.pricingListener.arrivals).singleElement().satisfies(arrival -> {
             assertThat(arrival.method()).isEqualTo("chain.v1.Pricing/Quote");
             assertThat(arrival.remaining().toMillis()).isBetween(700L, 1000L);
             assertThat(arrival.defaulted()).isFalse();
         });
-        assertThat(chain.listener.downstream)
+        assertThat(chain.pricingListener.downstream)
                 .singleElement()
                 .satisfies(sent -> assertThat(sent.method()).isEqualTo("chain.v1.Stock/Check"));
     }
@@ -54,10 +55,11 @@ class BudgetPropagationTests {
     void quoteWithoutDeadlineHandsStockTheDefaultMinusReserve() {
         chain.pricing().quote(QUOTE);
 
-        assertThat(chain.stockReceived)
+        assertThat(chain.stockArrivals)
+                .extracting(RetryChain.Arrival::deadlineSeconds)
                 .singleElement()
                 .satisfies(s -> assertThat(s).isBetween(1.5, 1.8));
-        assertThat(chain.listener.arrivals).singleElement().satisfies(arrival -> {
+        assertThat(chain.pricingListener.arrivals).singleElement().satisfies(arrival -> {
             assertThat(arrival.method()).isEqualTo("chain.v1.Pricing/Quote");
             assertThat(arrival.defaulted()).isTrue();
         });
@@ -77,7 +79,7 @@ class BudgetPropagationTests {
                         + " = -?0\\.\\d{3} s, below the 0\\.300 s needed downstream \\(the min-downstream rule\\)");
         // Refused by the budget, at once: a call that waited out the deadline would end with gRPC's message.
         assertThat(chain.stockCalls()).isZero();
-        assertThat(chain.listener.notSent).containsExactly("chain.v1.Stock/Check");
+        assertThat(chain.pricingListener.notSent).containsExactly("chain.v1.Stock/Check");
     }
 
     @Test
@@ -85,6 +87,6 @@ class BudgetPropagationTests {
         // No budget in context: the interceptor leaves the options alone (here: no deadline at all).
         assertThat(Budget.current()).isEmpty();
         chain.pricing().quote(QUOTE);
-        assertThat(chain.listener.downstream).hasSize(1);
+        assertThat(chain.pricingListener.downstream).hasSize(1);
     }
 }

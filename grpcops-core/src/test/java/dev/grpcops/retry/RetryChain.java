@@ -19,6 +19,8 @@ import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.warmup.WarmUp;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
@@ -39,15 +41,19 @@ import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
 /**
- * Three real gRPC hops in one JVM for the retry governor (design §11): "edge" (Checkout, one Quote
- * per SKU through {@link Retry}) → "pricing" (Quote, one Check through its own
- * {@link Retry}) → "stock", whose n-th call (from 1) answers what {@code stockAnswer} says:
- * null for a reply, else the exception to fail with (trailers included). Every hop has the budget
- * interceptors; each records the {@code grpc-previous-rpc-attempts} header and arrival time of its calls.
+ * Three real gRPC hops in one JVM for the retries (design §11): "edge" (Checkout, one Quote per SKU
+ * through {@link Retry}) → "pricing" (Quote, one Check through its own {@link Retry}) → "stock",
+ * whose n-th call (from 1) answers what {@code stockAnswer} says: null for a reply, else the
+ * exception to fail with (trailers included). Every hop has the budget interceptors; pricing and
+ * stock record the arrival of each call: when, its {@code grpc-previous-rpc-attempts} header, the
+ * budget it arrived with.
  */
 final class RetryChain implements AutoCloseable {
 
-    record Arrival(long nanos, String previousAttempts, boolean warmUp) {}
+    /**
+     * @param deadlineSeconds seconds left on the call's deadline when it arrived; -1 for none
+     */
+    record Arrival(long nanos, String previousAttempts, boolean warmUp, double deadlineSeconds) {}
 
     final RecordingListener edgeListener = new RecordingListener();
     final RecordingListener pricingListener = new RecordingListener();
@@ -60,6 +66,11 @@ final class RetryChain implements AutoCloseable {
     private final ManagedChannel toPricing;
     private final ManagedChannel toEdge;
     private final ManagedChannel toPricingDirect;
+
+    /** With the default retry limiter at each hop. */
+    RetryChain(BudgetRules rules, IntFunction<StatusRuntimeException> stockAnswer) throws Exception {
+        this(rules, () -> RetryLimiter.defaults(RetryListener.NONE), stockAnswer);
+    }
 
     RetryChain(BudgetRules rules, Supplier<RetryLimiter> limiter, IntFunction<StatusRuntimeException> stockAnswer)
             throws Exception {
@@ -118,6 +129,15 @@ final class RetryChain implements AutoCloseable {
         return EdgeGrpc.newBlockingStub(toEdge);
     }
 
+    /** Stock fails its first call with UNAVAILABLE and answers the rest. */
+    static IntFunction<StatusRuntimeException> firstCallFails() {
+        return call -> call == 1 ? unavailable(null) : null;
+    }
+
+    int stockCalls() {
+        return stockArrivals.size();
+    }
+
     /** UNAVAILABLE with {@code grpc-retry-pushback-ms: value} (null: none). */
     static StatusRuntimeException unavailable(String pushback) {
         Metadata trailers = new Metadata();
@@ -155,8 +175,12 @@ final class RetryChain implements AutoCloseable {
             @Override
             public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
                     ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-                arrivals.add(
-                        new Arrival(System.nanoTime(), headers.get(Headers.PREVIOUS_ATTEMPTS), WarmUpMark.active()));
+                Deadline deadline = Context.current().getDeadline();
+                arrivals.add(new Arrival(
+                        System.nanoTime(),
+                        headers.get(Headers.PREVIOUS_ATTEMPTS),
+                        WarmUpMark.active(),
+                        deadline == null ? -1 : deadline.timeRemaining(TimeUnit.NANOSECONDS) / 1e9));
                 return next.startCall(call, headers);
             }
         };

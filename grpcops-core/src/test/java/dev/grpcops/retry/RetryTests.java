@@ -24,7 +24,7 @@ class RetryTests {
 
     @Test
     void retriesUnavailableWhenTheBudgetAllows() throws Exception {
-        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS, RetryChain.firstCallFails())) {
             assertThat(chain.pricing()
                             .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
                             .quote(QUOTE)
@@ -32,14 +32,14 @@ class RetryTests {
                     .isEqualTo(7);
 
             assertThat(chain.stockCalls()).isEqualTo(2);
-            assertThat(chain.listener.retriesAttempted).hasValue(1);
-            assertThat(chain.listener.retriesRefused).hasValue(0);
+            assertThat(chain.pricingListener.retriesAttempted).hasValue(1);
+            assertThat(chain.pricingListener.retriesRefused).hasValue(0);
         }
     }
 
     @Test
     void refusesTheRetryWhenTheBudgetIsShort() throws Exception {
-        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS, RetryChain.firstCallFails())) {
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,
                     () -> chain.pricing()
@@ -48,20 +48,20 @@ class RetryTests {
 
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(chain.stockCalls()).isEqualTo(1);
-            assertThat(chain.listener.retriesRefused).hasValue(1);
-            assertThat(chain.listener.retriesAttempted).hasValue(0);
+            assertThat(chain.pricingListener.retriesRefused).hasValue(1);
+            assertThat(chain.pricingListener.retriesAttempted).hasValue(0);
         }
     }
 
     @Test
     void retryRunsUnderTheSameBudgetAsTheFirstAttempt() throws Exception {
-        try (InProcessChain chain = new InProcessChain(BudgetRules.DEFAULTS, true)) {
+        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS, RetryChain.firstCallFails())) {
             chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE);
 
             // Both attempts are held to the same deadline: the second sees a little less, never a fresh budget.
-            assertThat(chain.stockReceived).hasSize(2);
-            assertThat(chain.stockReceived.get(1))
-                    .isLessThanOrEqualTo(chain.stockReceived.get(0))
+            assertThat(chain.stockArrivals).hasSize(2);
+            assertThat(chain.stockArrivals.get(1).deadlineSeconds())
+                    .isLessThanOrEqualTo(chain.stockArrivals.get(0).deadlineSeconds())
                     .isGreaterThan(1.0);
         }
     }
