@@ -204,6 +204,11 @@ public final class Admission {
         return adaptiveLimit != null;
     }
 
+    /** The clock admission measures on: a sample leaves out what the call waited on, measured on it too. */
+    LongSupplier nanoClock() {
+        return clock;
+    }
+
     /** Each level's nominal seats from the limit: ceil(limit × shares / Σ shares). */
     @GuardedBy("lock")
     private void shareOut() {
@@ -296,7 +301,7 @@ public final class Admission {
         }
     }
 
-    void release(Ticket request, long heldNanos, boolean sampled) {
+    void release(Ticket request, long waitedNanos, boolean sampled) {
         long now = clock.getAsLong();
         List<Ticket> started;
         synchronized (lock) {
@@ -312,7 +317,7 @@ public final class Admission {
                 level.queues.finished(request, service);
             }
             if (sampled && adaptiveLimit != null) {
-                int adapted = adaptiveLimit.sample(now, service - heldNanos, executing);
+                int adapted = adaptiveLimit.sample(now, service - waitedNanos, executing);
                 if (adapted != limit) {
                     limit = adapted;
                     shareOut();

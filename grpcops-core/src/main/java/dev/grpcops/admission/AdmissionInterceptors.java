@@ -110,7 +110,8 @@ public final class AdmissionInterceptors {
                     defaultBudget,
                     BudgetRules.NO_DEADLINE_BEYOND,
                     needed,
-                    java.util.Map.copyOf(widths));
+                    java.util.Map.copyOf(widths),
+                    admission.adaptsLimit() ? admission.nanoClock() : null);
         }
     }
 }

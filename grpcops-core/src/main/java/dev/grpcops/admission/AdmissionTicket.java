@@ -12,10 +12,11 @@ public interface AdmissionTicket {
     }
 
     /**
-     * As {@link #release()}, for a call whose answer was held {@code heldNanos} by something that is
-     * not its work (fault injection): the sample leaves that time out.
+     * As {@link #release()}, for a call that spent {@code waitedNanos} of its seat's time waiting on
+     * others (its downstream calls, fault injection holding its answer): the sample leaves that time
+     * out, and measures this server's own latency.
      */
-    void release(long heldNanos);
+    void release(long waitedNanos);
 
     /**
      * Frees the seat of a call that failed, was cancelled or was not served: its time says nothing of

@@ -42,8 +42,8 @@ final class Ticket implements AdmissionTicket {
     }
 
     @Override
-    public void release(long heldNanos) {
-        level.admission().release(this, heldNanos, true);
+    public void release(long waitedNanos) {
+        level.admission().release(this, waitedNanos, true);
     }
 
     @Override

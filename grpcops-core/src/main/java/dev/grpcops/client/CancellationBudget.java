@@ -300,7 +300,7 @@ public final class CancellationBudget implements ClientInterceptor {
         private void endWork() {
             ServedSeat held = work.getAndSet(null);
             if (held != null) {
-                held.ended();
+                held.endedDownstream();
             }
         }
 

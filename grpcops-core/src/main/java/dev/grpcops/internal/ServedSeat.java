@@ -1,8 +1,10 @@
 package dev.grpcops.internal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.grpc.Context;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * A served call's admission seat as the layers inside admission see it. It counts the calls the
@@ -11,9 +13,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * calls running until their cancellations go out (within the channel's cancellation budget) or
  * they end by themselves, and that work stays within the caller's seats, not beside them.
  *
- * <p>Counts the served call itself as one: {@link #ended()} once for it, once for each downstream
- * call {@link #started()} counted. The last end runs the release, exactly once. A downstream call
- * started after that is not counted.
+ * <p>Counts the served call itself as one: {@link #ended()} once for it, {@link #endedDownstream()}
+ * once for each downstream call {@link #started()} counted. The last end runs the release, exactly
+ * once. A downstream call started after that is not counted.
+ *
+ * <p>With a clock, it also measures the time the seat was held while the call waited on others:
+ * while at least one of its downstream calls was open, and while fault injection held its answer.
+ * An adaptive limit leaves that time out of the call's sample, so that it measures this server's
+ * own latency: a slower dependency is not queueing here, and fewer seats here would not make it
+ * faster.
  */
 public final class ServedSeat {
 
@@ -24,14 +32,34 @@ public final class ServedSeat {
     private final AtomicLong heldNanos = new AtomicLong();
 
     private final Runnable release;
+    /** Measures the time spent waiting on downstream calls; null when nobody reads it. */
+    private final LongSupplier nanoClock;
 
-    private ServedSeat(Runnable release) {
+    @GuardedBy("this")
+    private int downstreamOpen;
+
+    @GuardedBy("this")
+    private long downstreamSince;
+
+    @GuardedBy("this")
+    private long downstreamNanos;
+
+    private ServedSeat(Runnable release, LongSupplier nanoClock) {
         this.release = release;
+        this.nanoClock = nanoClock;
     }
 
     /** {@code context} with a seat whose last end runs {@code release}. */
     public static Context attach(Context context, Runnable release) {
-        return context.withValue(KEY, new ServedSeat(release));
+        return context.withValue(KEY, new ServedSeat(release, null));
+    }
+
+    /**
+     * {@code context} with a seat whose last end runs {@code release}, that measures on {@code
+     * nanoClock} how long the call waited on its downstream calls ({@link #waitedNanos()}).
+     */
+    public static Context attachMeasured(Context context, LongSupplier nanoClock, Runnable release) {
+        return context.withValue(KEY, new ServedSeat(release, nanoClock));
     }
 
     /** The seat {@code context} carries, or null. */
@@ -47,8 +75,23 @@ public final class ServedSeat {
                 return false;
             }
             if (open.compareAndSet(now, now + 1)) {
+                if (nanoClock != null) {
+                    downstreamOpened();
+                }
                 return true;
             }
+        }
+    }
+
+    private synchronized void downstreamOpened() {
+        if (downstreamOpen++ == 0) {
+            downstreamSince = nanoClock.getAsLong();
+        }
+    }
+
+    private synchronized void downstreamClosed() {
+        if (--downstreamOpen == 0) {
+            downstreamNanos += nanoClock.getAsLong() - downstreamSince;
         }
     }
 
@@ -59,12 +102,28 @@ public final class ServedSeat {
         }
     }
 
-    /** How long the call's answer was held in all. */
-    public long heldNanos() {
-        return heldNanos.get();
+    /**
+     * How long the seat was held while the call waited on others: fault injection holding its
+     * answer, and (measured seats only) at least one of its downstream calls open. Read once the
+     * last end has run.
+     */
+    public long waitedNanos() {
+        long downstream;
+        synchronized (this) {
+            downstream = downstreamNanos;
+        }
+        return heldNanos.get() + downstream;
     }
 
-    /** The served call, or one downstream call {@link #started} counted, has ended. */
+    /** A downstream call {@link #started()} counted has ended. */
+    public void endedDownstream() {
+        if (nanoClock != null) {
+            downstreamClosed();
+        }
+        ended();
+    }
+
+    /** The served call has ended (its downstream calls end with {@link #endedDownstream()}). */
     public void ended() {
         if (open.decrementAndGet() == 0) {
             release.run();

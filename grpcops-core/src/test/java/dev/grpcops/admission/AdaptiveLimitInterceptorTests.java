@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.ServerStack;
+import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.fault.FaultInjection;
 import dev.grpcops.fault.Faults;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.testing.FakeClock;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
@@ -40,6 +42,15 @@ class AdaptiveLimitInterceptorTests {
 
     /** Holds every Check until the test answers it. */
     private final Queue<StreamObserver<CheckReply>> held = new ConcurrentLinkedQueue<>();
+    /** With {@link #delegating}, the Checks that will ask the downstream server, in their own context. */
+    private final Queue<Delegated> delegated = new ConcurrentLinkedQueue<>();
+    /** The downstream server's Checks, held until the test answers them. */
+    private final Queue<StreamObserver<CheckReply>> downstreamHeld = new ConcurrentLinkedQueue<>();
+
+    private volatile boolean delegating;
+    private ManagedChannel toDownstream;
+
+    private record Delegated(StreamObserver<CheckReply> reply, Context context) {}
 
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private Admission admission;
@@ -72,13 +83,38 @@ class AdaptiveLimitInterceptorTests {
                                 .build()))
                 .faults(faults)
                 .build();
+        String downstreamName = InProcessServerBuilder.generateName();
+        Server downstream = InProcessServerBuilder.forName(downstreamName)
+                .directExecutor()
+                .addService(new StockGrpc.StockImplBase() {
+                    @Override
+                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                        downstreamHeld.add(reply);
+                    }
+                })
+                .build()
+                .start();
+        closeables.add(() -> downstream.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        // The services' channels count a served call's downstream calls through their cancellation budget.
+        toDownstream = InProcessChannelBuilder.forName(downstreamName)
+                .directExecutor()
+                .intercept(CancellationBudget.builder()
+                        .nanoClock(clock.nanoClock())
+                        .scheduler(clock.scheduler())
+                        .build())
+                .build();
+        closeables.add(() -> toDownstream.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
         String name = InProcessServerBuilder.generateName();
         Server server = InProcessServerBuilder.forName(name)
                 .directExecutor()
                 .addService(stack.intercept(new StockGrpc.StockImplBase() {
                     @Override
                     public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
-                        held.add(reply);
+                        if (delegating) {
+                            delegated.add(new Delegated(reply, Context.current()));
+                        } else {
+                            held.add(reply);
+                        }
                     }
                 }))
                 .build()
@@ -123,6 +159,35 @@ class AdaptiveLimitInterceptorTests {
         }
     }
 
+    /**
+     * As {@link #round}, for a hop that works {@code ownMillis}, then asks the downstream server and
+     * answers with its answer, {@code downstreamMillis} later.
+     */
+    private void delegatingRound(long ownMillis, long downstreamMillis) throws Exception {
+        List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
+        int seats = admission.limit();
+        for (int i = 0; i < seats + 4; i++) {
+            calls.add(StockGrpc.newFutureStub(channel).check(CheckRequest.getDefaultInstance()));
+        }
+        clock.forward(Duration.ofMillis(ownMillis));
+        Delegated call;
+        while ((call = delegated.poll()) != null) {
+            StreamObserver<CheckReply> reply = call.reply();
+            // The answer passes straight on to the caller.
+            call.context().run(() -> StockGrpc.newStub(toDownstream).check(CheckRequest.getDefaultInstance(), reply));
+        }
+        clock.forward(Duration.ofMillis(downstreamMillis));
+        StreamObserver<CheckReply> reply;
+        while ((reply = downstreamHeld.poll()) != null) {
+            reply.onNext(CheckReply.getDefaultInstance());
+            reply.onCompleted();
+        }
+        clock.forward(Duration.ofMillis(Math.max(0, 100 - ownMillis - downstreamMillis)));
+        for (ListenableFuture<CheckReply> answered : calls) {
+            assertThat(answered.isDone()).as("every call answered").isTrue();
+        }
+    }
+
     private int seconds(int seconds, long serviceMillis, Status status) throws Exception {
         long until = clock.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (clock.nanoTime() < until) {
@@ -157,6 +222,35 @@ class AdaptiveLimitInterceptorTests {
         assertThat(after)
                 .as("each answer held 200 ms by fault injection, 20 times the baseline, yet the limit holds")
                 .isGreaterThanOrEqualTo(before);
+    }
+
+    @Test
+    void timeWaitingOnDownstreamCallsIsNoSampleASlowerDependencyDoesNotLowerTheLimit() throws Exception {
+        int before = seconds(5, 10, Status.OK);
+        delegating = true;
+
+        // The same 10 ms of its own work, then 200 ms waiting on its downstream call, 21 times the baseline.
+        long until = clock.nanoTime() + TimeUnit.SECONDS.toNanos(8);
+        while (clock.nanoTime() < until) {
+            delegatingRound(10, 200);
+        }
+
+        assertThat(admission.limit())
+                .as("fewer seats here would not make the dependency faster: the limit holds")
+                .isGreaterThanOrEqualTo(before);
+    }
+
+    @Test
+    void ownWorkThatTakesLongerStillMakesTheLimitFallWhenTheCallAlsoWaitsDownstream() throws Exception {
+        int before = seconds(5, 10, Status.OK);
+        delegating = true;
+
+        long until = clock.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (clock.nanoTime() < until) {
+            delegatingRound(60, 20);
+        }
+
+        assertThat(admission.limit()).isLessThan(before);
     }
 
     @Test

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Admits every call through {@link Admission} before any later interceptor or handler runs
@@ -36,11 +37,14 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
     private final long noDeadlineBeyondNanos;
     private final long neededNanos;
     private final Map<String, CallWidth<?>> widths;
+    /** Measures what a call waited on, left out of its sample; null when admission takes no samples. */
+    private final LongSupplier sampleClock;
 
     /**
      * @param defaultBudget what a call without a deadline is assumed to have (the budget's DEFAULT)
      * @param noDeadlineBeyond deadlines further away count as none (the budget rules' cut-off)
      * @param needed what a call needs besides waiting: for a hop that calls downstream, reserve + min-downstream
+     * @param sampleClock admission's clock when its limit adapts (calls are then samples), else null
      */
     public AdmissionServerInterceptor(
             Admission admission,
@@ -50,7 +54,8 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
             Duration defaultBudget,
             Duration noDeadlineBeyond,
             Duration needed,
-            Map<String, CallWidth<?>> widths) {
+            Map<String, CallWidth<?>> widths,
+            LongSupplier sampleClock) {
         this.admission = admission;
         this.policy = policy;
         this.exemptServices = Set.copyOf(exemptServices);
@@ -59,6 +64,7 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
         this.noDeadlineBeyondNanos = noDeadlineBeyond.toNanos();
         this.neededNanos = needed.toNanos();
         this.widths = Map.copyOf(widths);
+        this.sampleClock = sampleClock;
     }
 
     @Override
@@ -73,8 +79,7 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 headers.get(Caller.CRITICALITY_KEY),
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
-        AdmittedCall<ReqT, RespT> admitted =
-                new AdmittedCall<>(caller, call, headers, next, context, admission.adaptsLimit());
+        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(caller, call, headers, next, context, sampleClock);
         Admission.Level level = admission.level(policy.levelOf(caller));
         CallWidth<?> width = widths.get(method.getFullMethodName());
         if (width != null) {

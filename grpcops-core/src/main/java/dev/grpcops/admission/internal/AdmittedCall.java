@@ -18,6 +18,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * One served call as admission sees it. Its {@link #listener()} stands in for the handler's until
@@ -47,14 +48,17 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
             Metadata headers,
             ServerCallHandler<ReqT, RespT> next,
             Context context,
-            boolean sampled) {
+            LongSupplier sampleClock) {
         this.caller = caller;
-        this.sampled = sampled;
+        this.sampled = sampleClock != null;
         this.call = call;
         this.headers = headers;
         this.next = next;
-        // The seat is held until the call and every call it made downstream have ended.
-        this.context = ServedSeat.attach(context, this::freeSeat);
+        // The seat is held until the call and every call it made downstream have ended. A sample
+        // leaves out the time it waited on them: a slower dependency is no queueing here.
+        this.context = sampled
+                ? ServedSeat.attachMeasured(context, sampleClock, this::freeSeat)
+                : ServedSeat.attach(context, this::freeSeat);
     }
 
     ServerCall.Listener<ReqT> listener() {
@@ -74,7 +78,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         if (!sampled) {
             ticket.release();
         } else if (answeredOk) {
-            ticket.release(ServedSeat.current(context).heldNanos());
+            ticket.release(ServedSeat.current(context).waitedNanos());
         } else {
             ticket.releaseWithoutSample();
         }
