@@ -1,15 +1,16 @@
 package dev.grpcops.retry;
 
+import static dev.grpcops.testing.Lockstep.spin;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.testing.Lockstep;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -37,52 +38,16 @@ class RetryCancelRaceTests {
     private static final long LATE_START_BOUND_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
-    private final Racer failer = new Racer("failer");
-    private final Racer canceller = new Racer("canceller");
-    private final CyclicBarrier go = new CyclicBarrier(3);
-    private final CyclicBarrier done = new CyclicBarrier(3);
+    private final Lockstep racers = new Lockstep("failing", "cancelling");
 
     RetryCancelRaceTests() {
         scheduler.setRemoveOnCancelPolicy(true);
-        failer.start();
-        canceller.start();
     }
 
     @AfterEach
     void stop() {
-        failer.interrupt();
-        canceller.interrupt();
-        go.reset();
-        done.reset();
+        racers.close();
         scheduler.shutdownNow();
-    }
-
-    /** A thread that runs one job per round, in step with the test's thread. */
-    private final class Racer extends Thread {
-        volatile Runnable job;
-        volatile Throwable failure;
-
-        Racer(String name) {
-            super(name);
-            setDaemon(true);
-        }
-
-        @Override
-        public void run() {
-            try {
-                while (!isInterrupted()) {
-                    go.await();
-                    try {
-                        job.run();
-                    } catch (Throwable e) {
-                        failure = e;
-                    }
-                    done.await();
-                }
-            } catch (Exception stopped) {
-                // interrupted or the barrier broken: the test is over
-            }
-        }
     }
 
     /** One attempt as the test saw it start. */
@@ -124,24 +89,6 @@ class RetryCancelRaceTests {
         }
     }
 
-    private static void spin(int max) {
-        int n = ThreadLocalRandom.current().nextInt(max);
-        for (int i = 0; i < n; i++) {
-            Thread.onSpinWait();
-        }
-    }
-
-    private static void bothAwake(AtomicInteger awake) {
-        awake.incrementAndGet();
-        for (int i = 0; awake.get() < 2; i++) {
-            if (i < 2_000) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
-        }
-    }
-
     /** Waits until the scheduler's thread has run everything due by now, then returns what is still queued. */
     private int queuedAfterDueTasksRan() throws Exception {
         Future<?> marker = scheduler.submit(() -> {});
@@ -163,27 +110,21 @@ class RetryCancelRaceTests {
             }
             return future;
         });
-        AtomicInteger awake = new AtomicInteger();
         int failAfter = 1 + ThreadLocalRandom.current().nextInt(400);
         int cancelAfter = 1 + ThreadLocalRandom.current().nextInt(400);
-        failer.job = () -> {
-            bothAwake(awake);
-            spin(failAfter);
-            round.failureTriedAt = round.sequence.incrementAndGet();
-            round.failureSet = first.setException(RetryChain.unavailable(pushback));
-        };
-        canceller.job = () -> {
-            bothAwake(awake);
-            spin(cancelAfter);
-            round.cancelReturnedTrue = round.outcome.cancel(true);
-            round.cancelReturnedNanos = System.nanoTime();
-            round.cancelReturned = true;
-            round.cancelReturnedAt = round.sequence.incrementAndGet();
-        };
-        go.await(10, TimeUnit.SECONDS);
-        done.await(10, TimeUnit.SECONDS);
-        assertThat(failer.failure).as("what the failing thread threw").isNull();
-        assertThat(canceller.failure).as("what the cancelling thread threw").isNull();
+        racers.race(
+                () -> {
+                    spin(failAfter);
+                    round.failureTriedAt = round.sequence.incrementAndGet();
+                    round.failureSet = first.setException(RetryChain.unavailable(pushback));
+                },
+                () -> {
+                    spin(cancelAfter);
+                    round.cancelReturnedTrue = round.outcome.cancel(true);
+                    round.cancelReturnedNanos = System.nanoTime();
+                    round.cancelReturned = true;
+                    round.cancelReturnedAt = round.sequence.incrementAndGet();
+                });
         return round;
     }
 

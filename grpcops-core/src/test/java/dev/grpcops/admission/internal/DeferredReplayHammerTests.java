@@ -1,5 +1,7 @@
 package dev.grpcops.admission.internal;
 
+import static dev.grpcops.testing.Lockstep.spin;
+import static dev.grpcops.testing.Lockstep.waitFor;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.admission.Admission;
@@ -14,6 +16,7 @@ import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.PriorityLevelConfig;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
+import dev.grpcops.testing.Lockstep;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -30,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -224,10 +226,7 @@ class DeferredReplayHammerTests {
             .timer((task, delayNanos) -> () -> {}) // no queue time-outs: every call waits for its seat
             .build();
     private final ServerInterceptor interceptor;
-    private final Worker transport = new Worker("transport");
-    private final Worker dispatcher = new Worker("dispatcher");
-    private final CyclicBarrier go = new CyclicBarrier(3);
-    private final CyclicBarrier done = new CyclicBarrier(3);
+    private final Lockstep racers = new Lockstep("transport", "dispatching");
 
     DeferredReplayHammerTests() {
         Map<Criticality, String> levels = new EnumMap<>(Criticality.class);
@@ -237,73 +236,16 @@ class DeferredReplayHammerTests {
         interceptor = AdmissionInterceptors.server(admission)
                 .policy(CallerPolicy.builder().criticalityLevels(levels).build())
                 .build();
-        transport.start();
-        dispatcher.start();
-    }
-
-    /** A thread that runs one job per round, the rounds held in step by the barriers. */
-    private final class Worker extends Thread {
-        volatile Runnable job;
-        volatile Throwable failure;
-
-        Worker(String name) {
-            super(name);
-            setDaemon(true);
-        }
-
-        @Override
-        public void run() {
-            try {
-                while (!isInterrupted()) {
-                    go.await();
-                    try {
-                        job.run();
-                    } catch (Throwable e) {
-                        failure = e;
-                    }
-                    done.await();
-                }
-            } catch (Exception stopped) {
-                // interrupted or the barrier broken: the test is over
-            }
-        }
     }
 
     @AfterEach
     void stop() {
-        transport.interrupt();
-        dispatcher.interrupt();
-        go.reset();
-        done.reset();
-    }
-
-    /** Waits until both racing threads run: waking from the barrier takes longer than the whole race. */
-    private static void bothAwake(AtomicInteger awake) {
-        awake.incrementAndGet();
-        waitFor(() -> awake.get() >= 2);
-    }
-
-    /** Spins a little, then yields: on a busy machine the other thread may not be running. */
-    private static void waitFor(java.util.function.BooleanSupplier condition) {
-        for (int i = 0; !condition.getAsBoolean(); i++) {
-            if (i < 2_000) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
-        }
+        racers.close();
     }
 
     /** 1 to {@code max}, each order of magnitude as likely: the race's windows are of every size. */
     private static int logUniform(ThreadLocalRandom random, int max) {
         return (int) Math.exp(random.nextDouble() * Math.log(max)) + 1;
-    }
-
-    private static void spin(int max) {
-        int n = ThreadLocalRandom.current().nextInt(max);
-        for (int i = 0; i < n; i++) {
-            Thread.onSpinWait();
-        }
     }
 
     /** What the transport reports, in order: ready and messages, maybe a half-close, then cancel or complete. */
@@ -372,31 +314,22 @@ class DeferredReplayHammerTests {
             int beforeRelease = random.nextInt(script.size() + 1); // size: all of them first
             int eventGap = logUniform(random, 4_000);
             int releaseJitter = 1 + random.nextInt(300);
-            AtomicInteger awake = new AtomicInteger();
             AtomicBoolean releasing = new AtomicBoolean();
-            transport.job = () -> {
-                bothAwake(awake);
-                for (int i = 0; i < script.size(); i++) {
-                    if (i == beforeRelease) {
-                        waitFor(releasing::get);
-                    }
-                    spin(eventGap);
-                    deliver(listener, script.get(i));
-                }
-            };
-            dispatcher.job = () -> {
-                bothAwake(awake);
-                spin(releaseJitter);
-                releasing.set(true);
-                holderTicket.release();
-            };
-            go.await(10, TimeUnit.SECONDS);
-            done.await(10, TimeUnit.SECONDS);
-
-            assertThat(transport.failure).as("what the transport thread threw").isNull();
-            assertThat(dispatcher.failure)
-                    .as("what the dispatching thread threw")
-                    .isNull();
+            racers.race(
+                    () -> {
+                        for (int i = 0; i < script.size(); i++) {
+                            if (i == beforeRelease) {
+                                waitFor(releasing::get);
+                            }
+                            spin(eventGap);
+                            deliver(listener, script.get(i));
+                        }
+                    },
+                    () -> {
+                        spin(releaseJitter);
+                        releasing.set(true);
+                        holderTicket.release();
+                    });
             tally.rounds++;
             String round0 = "round " + round + ", script " + script;
             if (handler.starts.get() == 0) {
@@ -430,8 +363,8 @@ class DeferredReplayHammerTests {
                 assertThat(call.closes)
                         .as(round0 + ": admission does not close a call it started")
                         .isEmpty();
-                boolean onDispatcher = heard.threads.contains(dispatcher);
-                boolean onTransport = heard.threads.contains(transport);
+                boolean onDispatcher = heard.threads.contains(racers.secondThread());
+                boolean onTransport = heard.threads.contains(racers.firstThread());
                 if (onDispatcher && onTransport) {
                     tally.replayedAndPassedThrough++;
                 } else if (onDispatcher) {
