@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # Adaptive seats (docs/overload.md, "Adaptive seats"), measured: the chain as processes, a flood of
-# Checkouts beside a polite caller (20/s, 1 s deadline), while Stock's capacity changes (steady,
-# +200 ms by fault injection, the delay off again); first with fixed seats (the defaults), then
+# Checkouts beside a polite caller (20/s, 1 s deadline), while the load and Stock's capacity change
+# (the flood's first 10 s, steady, +200 ms by fault injection, the delay off again); first with fixed seats (the defaults), then
 # with grpcops.admission.adaptive.enabled=true and nothing else tuned (system-tests' AdaptiveSeatsBench).
 #
-#   scripts/bench-adaptive.sh [--seconds 20] [--inflight 1000] [--out FILE]
+#   scripts/bench-adaptive.sh [--seconds 20] [--inflight 1000] [--only 'fixed,adaptive,adaptive at Edge'] [--out FILE]
 #
-# Prints the Markdown table: per phase, the polite caller's complete share and latency, and each
-# hop's seats sampled every second. Builds what it needs first. Needs a quiet machine.
+# Prints the Markdown table: per phase, the polite caller's complete share, latency and other
+# outcomes, and each hop's seats sampled every second. Builds what it needs first. Needs a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/machine.sh
 source scripts/lib/machine.sh
 
-SECONDS_EACH=20 INFLIGHT=1000 OUT=
+SECONDS_EACH=20 INFLIGHT=1000 ONLY='fixed,adaptive,adaptive at Edge' OUT=
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_EACH=$2; shift 2 ;;
     --inflight) INFLIGHT=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-adaptive: unknown argument: $1 (see --help)" >&2; exit 2 ;;
@@ -27,11 +28,13 @@ done
 rm -f system-tests/target/adaptive-numbers.md
 mvn -B -ntp verify -pl system-tests -am -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=AdaptiveSeatsBench -Dsystem-tests.fork-timeout=3600 \
-  -Dadaptive.seconds="$SECONDS_EACH" -Dadaptive.inflight="$INFLIGHT" \
+  -Dadaptive.seconds="$SECONDS_EACH" -Dadaptive.inflight="$INFLIGHT" -Dadaptive.contenders="$ONLY" \
   | grep -E '^\||BUILD|ERROR' || true
 [ -f system-tests/target/adaptive-numbers.md ] || { echo "bench-adaptive: the run failed; see system-tests/target/failsafe-reports" >&2; exit 1; }
 if [ -n "$OUT" ]; then
-  { echo "- command: \`scripts/bench-adaptive.sh --seconds $SECONDS_EACH --inflight $INFLIGHT\`"
+  only_arg=
+  [ "$ONLY" = 'fixed,adaptive,adaptive at Edge' ] || only_arg=" --only '$ONLY'"
+  { echo "- command: \`scripts/bench-adaptive.sh --seconds $SECONDS_EACH --inflight $INFLIGHT$only_arg\`"
     echo "- machine: $(machine_line)"
     echo "- date: $(date -u +%Y-%m-%d)"
     cat system-tests/target/adaptive-numbers.md; } >"$OUT"

@@ -60,7 +60,11 @@ public final class Admission {
         private int nominal;
         private final QueueSet queues;
         private final Pushback pushback;
+        /** Its calls' time in their seats: what a seat's turnover takes (fair queuing, predicted waits). */
         private long estimateNanos = INITIAL_ESTIMATE_NANOS;
+        /** Their own work: that time less what they waited on their downstream calls (or fault injection). */
+        private long ownEstimateNanos = INITIAL_ESTIMATE_NANOS;
+
         private int executing;
 
         private Level(Admission admission, PriorityLevelConfig config, AdmissionConfig server) {
@@ -110,12 +114,22 @@ public final class Admission {
             return Math.max(Math.max(1, executing), nominal);
         }
 
-        private void observe(long serviceNanos) {
-            // An exponentially weighted mean, weight 1/8: follows a change within a few dozen calls.
-            estimateNanos += (Math.max(0, serviceNanos) - estimateNanos) / 8;
-            if (estimateNanos < 1) {
-                estimateNanos = 1;
-            }
+        private void observe(long serviceNanos, long waitedNanos) {
+            estimateNanos = follow(estimateNanos, serviceNanos);
+            ownEstimateNanos = follow(ownEstimateNanos, serviceNanos - waitedNanos);
+        }
+
+        /** An exponentially weighted mean, weight 1/8: follows a change within a few dozen calls. */
+        private static long follow(long estimate, long sample) {
+            return Math.max(1, estimate + (Math.max(0, sample) - estimate) / 8);
+        }
+
+        /**
+         * The time {@code request} needs once seated, beyond what its allowance set aside for its
+         * downstream calls: its own work, or more when its calls wait longer downstream than that.
+         */
+        private long workNanos(Ticket request) {
+            return Math.max(ownEstimateNanos, estimateNanos - request.setAsideNanos);
         }
     }
 
@@ -204,7 +218,7 @@ public final class Admission {
         return adaptiveLimit != null;
     }
 
-    /** The clock admission measures on: a sample leaves out what the call waited on, measured on it too. */
+    /** The clock admission measures on: what a call waited on its downstream calls is measured on it too. */
     LongSupplier nanoClock() {
         return clock;
     }
@@ -325,7 +339,7 @@ public final class Admission {
             }
             executing -= request.seats;
             level.executing -= request.seats;
-            level.observe(service);
+            level.observe(service, waitedNanos);
             started = dispatch(now);
         }
         if (started != null) {
@@ -383,8 +397,9 @@ public final class Admission {
         }
         request.sequence = queued++;
         long predictedWait = level.queues.dispatchesAhead(queue, request) * level.estimateNanos / level.seats();
-        // It must be able to wait and then do its own work (the level's measured service time).
-        if (predictedWait + level.estimateNanos > request.allowanceNanos) {
+        // It must be able to wait and then do its work (measured; its downstream calls' share of it
+        // beyond what the allowance set aside for them).
+        if (predictedWait + level.workNanos(request) > request.allowanceNanos) {
             return reject(request, level, RejectReason.DEADLINE_INFEASIBLE, now);
         }
         level.queues.add(request, queue, flow);
@@ -493,9 +508,9 @@ public final class Admission {
         return Math.min(request.width, limit);
     }
 
-    /** Whether what is left of {@code request}'s allowance at {@code now} is less than its level's service time. */
+    /** Whether what is left of {@code request}'s allowance at {@code now} is less than the work it needs. */
     private static boolean cannotFinish(Ticket request, Level level, long now) {
-        return request.allowanceNanos - (now - request.offeredNanos) < level.estimateNanos;
+        return request.allowanceNanos - (now - request.offeredNanos) < level.workNanos(request);
     }
 
     private static long saturatedAdd(long a, long b) {

@@ -46,6 +46,7 @@ public final class AdmissionInterceptors {
         private Set<String> exemptMethods = Set.of();
         private Duration defaultBudget = BudgetRules.DEFAULTS.defaultBudget();
         private Duration needed = Duration.ZERO;
+        private Duration downstreamSetAside = Duration.ZERO;
         private final java.util.Map<String, CallWidth<?>> widths = new java.util.HashMap<>();
 
         private ServerBuilder(Admission admission) {
@@ -86,6 +87,7 @@ public final class AdmissionInterceptors {
         public ServerBuilder callsDownstream(BudgetRules rules) {
             this.defaultBudget = rules.defaultBudget();
             this.needed = rules.reserve().plus(rules.minDownstream());
+            this.downstreamSetAside = rules.minDownstream();
             return this;
         }
 
@@ -110,8 +112,9 @@ public final class AdmissionInterceptors {
                     defaultBudget,
                     BudgetRules.NO_DEADLINE_BEYOND,
                     needed,
+                    downstreamSetAside,
                     java.util.Map.copyOf(widths),
-                    admission.adaptsLimit() ? admission.nanoClock() : null);
+                    admission.nanoClock());
         }
     }
 }

@@ -16,4 +16,15 @@ public interface AdmissionRequest {
 
     /** The call is turned away: tell its caller why and when to come back. */
     void reject(Rejection rejection);
+
+    /**
+     * What the call's allowance has already set aside, out of its budget, for the calls it makes
+     * downstream: for a service that calls downstream, the budget rules' min-downstream; 0 by
+     * default. Whether a queued call can still finish is judged by its own work (measured without
+     * the time calls wait on their downstream calls) and whatever of its downstream time exceeds
+     * this, so that the downstream time is not counted twice.
+     */
+    default long downstreamSetAsideNanos() {
+        return 0;
+    }
 }

@@ -20,9 +20,9 @@ public interface AdmissionTicket {
 
     /**
      * Frees the seat of a call that failed, was cancelled or was not served: its time says nothing of
-     * how fast the server is, and is no sample.
+     * how fast the server is, and is no sample. {@code waitedNanos} as for {@link #release(long)}.
      */
-    void releaseWithoutSample();
+    void releaseWithoutSample(long waitedNanos);
 
     /**
      * The caller cancelled: a queued call leaves its queue at once (counted as {@code cancelled});

@@ -14,6 +14,8 @@ final class Ticket implements AdmissionTicket {
     final AdmissionRequest request;
     /** How long the call may wait and still do its work (its budget minus what the work needs). */
     final long allowanceNanos;
+    /** What the allowance set aside for its downstream calls ({@link AdmissionRequest#downstreamSetAsideNanos}). */
+    final long setAsideNanos;
     /** The seats it takes while it runs (a call that fans out takes one per downstream call). */
     final int width;
     /** The seats it holds once seated: its width, at most the limit at that moment. */
@@ -38,6 +40,7 @@ final class Ticket implements AdmissionTicket {
         this.level = level;
         this.request = request;
         this.allowanceNanos = allowanceNanos;
+        this.setAsideNanos = Math.max(0, request.downstreamSetAsideNanos());
         this.width = width;
     }
 
@@ -47,8 +50,8 @@ final class Ticket implements AdmissionTicket {
     }
 
     @Override
-    public void releaseWithoutSample() {
-        level.admission().release(this, 0, false);
+    public void releaseWithoutSample(long waitedNanos) {
+        level.admission().release(this, waitedNanos, false);
     }
 
     @Override

@@ -17,11 +17,11 @@ import java.util.function.LongSupplier;
  * once for each downstream call {@link #started()} counted. The last end runs the release, exactly
  * once. A downstream call started after that is not counted.
  *
- * <p>With a clock, it also measures the time the seat was held while the call waited on others:
- * while at least one of its downstream calls was open, and while fault injection held its answer.
- * An adaptive limit leaves that time out of the call's sample, so that it measures this server's
- * own latency: a slower dependency is not queueing here, and fewer seats here would not make it
- * faster.
+ * <p>It also measures the time the seat was held while the call waited on others: while at least
+ * one of its downstream calls was open, and while fault injection held its answer. Admission leaves
+ * that time out of what it takes as the server's own work: an adaptive limit's sample (a slower
+ * dependency is not queueing here, and fewer seats here would not make it faster), and the work a
+ * queued call is judged to need.
  */
 public final class ServedSeat {
 
@@ -32,7 +32,6 @@ public final class ServedSeat {
     private final AtomicLong heldNanos = new AtomicLong();
 
     private final Runnable release;
-    /** Measures the time spent waiting on downstream calls; null when nobody reads it. */
     private final LongSupplier nanoClock;
 
     @GuardedBy("this")
@@ -46,19 +45,14 @@ public final class ServedSeat {
 
     private ServedSeat(Runnable release, LongSupplier nanoClock) {
         this.release = release;
-        this.nanoClock = nanoClock;
-    }
-
-    /** {@code context} with a seat whose last end runs {@code release}. */
-    public static Context attach(Context context, Runnable release) {
-        return context.withValue(KEY, new ServedSeat(release, null));
+        this.nanoClock = java.util.Objects.requireNonNull(nanoClock, "nanoClock");
     }
 
     /**
-     * {@code context} with a seat whose last end runs {@code release}, that measures on {@code
-     * nanoClock} how long the call waited on its downstream calls ({@link #waitedNanos()}).
+     * {@code context} with a seat whose last end runs {@code release}, measuring on {@code nanoClock}
+     * how long the call waited on its downstream calls ({@link #waitedNanos()}).
      */
-    public static Context attachMeasured(Context context, LongSupplier nanoClock, Runnable release) {
+    public static Context attach(Context context, LongSupplier nanoClock, Runnable release) {
         return context.withValue(KEY, new ServedSeat(release, nanoClock));
     }
 
@@ -75,9 +69,7 @@ public final class ServedSeat {
                 return false;
             }
             if (open.compareAndSet(now, now + 1)) {
-                if (nanoClock != null) {
-                    downstreamOpened();
-                }
+                downstreamOpened();
                 return true;
             }
         }
@@ -104,8 +96,7 @@ public final class ServedSeat {
 
     /**
      * How long the seat was held while the call waited on others: fault injection holding its
-     * answer, and (measured seats only) at least one of its downstream calls open. Read once the
-     * last end has run.
+     * answer, and at least one of its downstream calls open. Read once the last end has run.
      */
     public long waitedNanos() {
         long downstream;
@@ -117,9 +108,7 @@ public final class ServedSeat {
 
     /** A downstream call {@link #started()} counted has ended. */
     public void endedDownstream() {
-        if (nanoClock != null) {
-            downstreamClosed();
-        }
+        downstreamClosed();
         ended();
     }
 

@@ -125,6 +125,34 @@ class DeadlineOrderTests {
         assertThat(rejected).hasSize(served ? 0 : 1);
     }
 
+    /**
+     * A hop whose calls spend 190 of their 200 ms waiting on their downstream calls; a call whose
+     * allowance (300 ms) set {@code setAsideMillis} aside for its own downstream calls queues behind
+     * one, and has 40 ms left when the seat frees. The work it needs is its own 10 ms and whatever of
+     * the 190 ms downstream the set-aside does not cover: the downstream time is not counted twice,
+     * neither when it queues (a predicted wait of 200 ms) nor when its turn comes.
+     */
+    @ParameterizedTest(name = "{0} ms set aside for downstream: served {1}, else {2}")
+    @CsvSource({"300, true, ''", "190, true, ''", "100, false, cannot-finish", "0, false, deadline-infeasible"})
+    void aCallsDownstreamTimeCountsAgainstWhatItsAllowanceSetAsideForIt(
+            long setAsideMillis, boolean served, String rejection) {
+        Admission admission = admission(QueueOrder.DEADLINE);
+        for (int i = 0; i < 60; i++) {
+            TestCall call = offer(admission, "caller", 10_000);
+            time.forwardMillis(200);
+            call.releaseAfterWaitingDownstream(190);
+        }
+        TestCall running = offer(admission, "caller", 10_000);
+        TestCall queued = new TestCall(admission.level("default"), "caller", 300, started);
+        queued.downstreamSetAsideNanos = setAsideMillis * 1_000_000L;
+        queued.offer();
+        time.forwardMillis(260);
+        running.releaseAfterWaitingDownstream(250);
+
+        assertThat(queued.started).isEqualTo(served);
+        assertThat(rejected).isEqualTo(served ? List.of() : List.of(rejection));
+    }
+
     @Test
     void anUrgentCallIsNotRefusedForAWaitItWillNotHave() {
         Admission admission = admission(QueueOrder.DEADLINE);

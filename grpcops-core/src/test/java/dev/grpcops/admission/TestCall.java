@@ -10,6 +10,7 @@ class TestCall implements AdmissionRequest {
     final Admission.Level level;
     final long allowanceNanos;
     int width = 1;
+    long downstreamSetAsideNanos;
     AdmissionTicket ticket;
     boolean started;
     Rejection rejection;
@@ -44,6 +45,11 @@ class TestCall implements AdmissionRequest {
         ticket.release();
     }
 
+    /** Ends the call, which waited {@code millis} of its time in its seat on its downstream calls. */
+    void releaseAfterWaitingDownstream(long millis) {
+        ticket.release(millis * 1_000_000L);
+    }
+
     boolean cancel() {
         return ticket.cancel();
     }
@@ -63,6 +69,11 @@ class TestCall implements AdmissionRequest {
     @Override
     public void reject(Rejection rejection) {
         this.rejection = rejection;
+    }
+
+    @Override
+    public long downstreamSetAsideNanos() {
+        return downstreamSetAsideNanos;
     }
 
     @Override

@@ -25,11 +25,11 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Adaptive seats (SPEC §19), measured: the chain as processes, a flood of Checkouts (no deadline,
  * one caller, {@code adaptive.inflight} in flight) beside a polite caller (20 Checkouts/s of 3
- * SKUs at a 1 s deadline), through three phases: steady, Stock answering 200 ms late (fault
- * injection), and the delay off again. Run three times, one after the other: admission with fixed
+ * SKUs at a 1 s deadline), through four phases: the flood's first seconds ({@code adaptive.onset},
+ * default 10 s), steady, Stock answering 200 ms late (fault injection), and the delay off again. Run three times, one after the other: admission with fixed
  * seats (the defaults); with {@code grpcops.admission.adaptive.enabled=true} and nothing else tuned
  * at every hop; and at Edge alone, the hop where calls enter.
- * Per phase: the polite caller's complete share and latency, and each hop's seats
+ * Per phase: the polite caller's complete share, latency and other outcomes, and each hop's seats
  * ({@code grpc_admission_limit_seats}, sampled every second: first, lowest, highest, last).
  *
  * <p>Sized by {@code adaptive.seconds} (per phase, default 20) and {@code adaptive.inflight}
@@ -39,28 +39,40 @@ import org.junit.jupiter.api.Timeout;
 class AdaptiveSeatsBench {
 
     private static final Duration PHASE = Duration.ofSeconds(Long.getLong("adaptive.seconds", 20));
+    private static final Duration ONSET = Duration.ofSeconds(Long.getLong("adaptive.onset", 10));
     private static final int FLOOD = Integer.getInteger("adaptive.inflight", 1000);
     private static final Duration DEADLINE = Duration.ofSeconds(1);
 
-    private record Phase(String name, FaultSpec stockFault) {}
+    private record Phase(String name, FaultSpec stockFault, Duration length) {}
 
     private static final List<Phase> PHASES = List.of(
-            new Phase("steady", FaultSpec.getDefaultInstance()),
-            new Phase("Stock +200 ms", FaultSpec.newBuilder().setDelayMs(200).build()),
-            new Phase("delay off", FaultSpec.getDefaultInstance()));
+            new Phase("flood starts", FaultSpec.getDefaultInstance(), ONSET),
+            new Phase("steady", FaultSpec.getDefaultInstance(), PHASE),
+            new Phase("Stock +200 ms", FaultSpec.newBuilder().setDelayMs(200).build(), PHASE),
+            new Phase("delay off", FaultSpec.getDefaultInstance(), PHASE));
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void fixedThenAdaptiveSeatsUnderAFloodWhileStocksCapacityChanges() throws Exception {
         List<String> rows = new ArrayList<>();
         rows.add("| seats | phase | polite caller: complete | p50 | p99 | max | Edge seats (first / low / high / last)"
-                + " | Pricing seats | Stock seats | flood answered OK |");
-        rows.add("|---|---|---:|---:|---:|---:|---|---|---|---:|");
+                + " | Pricing seats | Stock seats | flood answered OK | polite caller: other outcomes"
+                + " | rejected at Edge / Pricing / Stock (every caller, by reason) |");
+        rows.add("|---|---|---:|---:|---:|---:|---|---|---|---:|---|---|");
         String on = "--grpcops.admission.adaptive.enabled=true";
         String off = "--grpcops.admission.adaptive.enabled=false";
-        rows.addAll(run("fixed", off, off));
-        rows.addAll(run("adaptive", on, on));
-        rows.addAll(run("adaptive at Edge", off, on));
+        // adaptive.contenders: a comma-separated subset, to measure one alone
+        List<String> only = List.of(System.getProperty("adaptive.contenders", "fixed,adaptive,adaptive at Edge")
+                .split(","));
+        if (only.contains("fixed")) {
+            rows.addAll(run("fixed", off, off));
+        }
+        if (only.contains("adaptive")) {
+            rows.addAll(run("adaptive", on, on));
+        }
+        if (only.contains("adaptive at Edge")) {
+            rows.addAll(run("adaptive at Edge", off, on));
+        }
         String table = String.join(System.lineSeparator(), rows);
         System.out.println(table);
         Files.writeString(
@@ -125,13 +137,15 @@ class AdaptiveSeatsBench {
                             1,
                             TimeUnit.SECONDS);
                     int okBefore = flood.count(io.grpc.Status.Code.OK);
+                    List<Map<String, Double>> rejectedBefore =
+                            List.of(rejected(edge), rejected(pricing), rejected(stock));
                     PoliteCaller.Result polite =
-                            PoliteCaller.run(politeChannel, "polite", "default", 20, PHASE, DEADLINE);
+                            PoliteCaller.run(politeChannel, "polite", "default", 20, phase.length(), DEADLINE);
                     sampling.cancel(false);
                     int okDuring = flood.count(io.grpc.Status.Code.OK) - okBefore;
                     rows.add(String.format(
                             Locale.ROOT,
-                            "| %s | %s | %.1f %% | %d ms | %d ms | %d ms | %s | %s | %s | %d/s |",
+                            "| %s | %s | %.1f %% | %d ms | %d ms | %d ms | %s | %s | %s | %d/s | %s | %s |",
                             contender,
                             phase.name(),
                             100 * polite.completeShare(),
@@ -141,7 +155,11 @@ class AdaptiveSeatsBench {
                             range(seats, 0),
                             range(seats, 1),
                             range(seats, 2),
-                            okDuring / Math.max(1, PHASE.toSeconds())));
+                            okDuring / Math.max(1, phase.length().toSeconds()),
+                            polite.others().isEmpty() ? "none" : polite.others(),
+                            rejectedSince(rejectedBefore.get(0), edge) + " / "
+                                    + rejectedSince(rejectedBefore.get(1), pricing) + " / "
+                                    + rejectedSince(rejectedBefore.get(2), stock)));
                     System.out.println(rows.get(rows.size() - 1));
                 }
             }
@@ -160,6 +178,32 @@ class AdaptiveSeatsBench {
         } catch (RuntimeException e) {
             return -1;
         }
+    }
+
+    private static final List<String> REASONS =
+            List.of("queue-full", "concurrency-limit", "time-out", "deadline-infeasible", "cannot-finish", "draining");
+
+    /** {@code service}'s admission rejections so far, by reason. */
+    private static Map<String, Double> rejected(ServiceProcess service) {
+        String metrics = service.metrics();
+        Map<String, Double> counts = new java.util.LinkedHashMap<>();
+        for (String reason : REASONS) {
+            counts.put(reason, Prometheus.sum(metrics, "grpc_admission_rejected_total", "reason=\"" + reason + "\""));
+        }
+        return counts;
+    }
+
+    /** The rejections since {@code before}, as {@code reason n} pairs; "0" for none. */
+    private static String rejectedSince(Map<String, Double> before, ServiceProcess service) {
+        Map<String, Double> now = rejected(service);
+        List<String> parts = new ArrayList<>();
+        now.forEach((reason, count) -> {
+            long delta = Math.round(count - before.getOrDefault(reason, 0.0));
+            if (delta > 0) {
+                parts.add(reason + " " + delta);
+            }
+        });
+        return parts.isEmpty() ? "0" : String.join(", ", parts);
     }
 
     private static String range(List<int[]> samples, int hop) {

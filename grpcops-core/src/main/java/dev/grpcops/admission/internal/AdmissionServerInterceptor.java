@@ -36,15 +36,16 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
     private final long defaultBudgetNanos;
     private final long noDeadlineBeyondNanos;
     private final long neededNanos;
+    private final long downstreamSetAsideNanos;
     private final Map<String, CallWidth<?>> widths;
-    /** Measures what a call waited on, left out of its sample; null when admission takes no samples. */
-    private final LongSupplier sampleClock;
+    private final LongSupplier nanoClock;
 
     /**
      * @param defaultBudget what a call without a deadline is assumed to have (the budget's DEFAULT)
      * @param noDeadlineBeyond deadlines further away count as none (the budget rules' cut-off)
      * @param needed what a call needs besides waiting: for a hop that calls downstream, reserve + min-downstream
-     * @param sampleClock admission's clock when its limit adapts (calls are then samples), else null
+     * @param downstreamSetAside of {@code needed}, what is set aside for the calls it makes downstream (min-downstream)
+     * @param nanoClock admission's clock, on which the time calls wait on their downstream calls is measured
      */
     public AdmissionServerInterceptor(
             Admission admission,
@@ -54,8 +55,9 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
             Duration defaultBudget,
             Duration noDeadlineBeyond,
             Duration needed,
+            Duration downstreamSetAside,
             Map<String, CallWidth<?>> widths,
-            LongSupplier sampleClock) {
+            LongSupplier nanoClock) {
         this.admission = admission;
         this.policy = policy;
         this.exemptServices = Set.copyOf(exemptServices);
@@ -63,8 +65,9 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
         this.defaultBudgetNanos = defaultBudget.toNanos();
         this.noDeadlineBeyondNanos = noDeadlineBeyond.toNanos();
         this.neededNanos = needed.toNanos();
+        this.downstreamSetAsideNanos = downstreamSetAside.toNanos();
         this.widths = Map.copyOf(widths);
-        this.sampleClock = sampleClock;
+        this.nanoClock = nanoClock;
     }
 
     @Override
@@ -79,7 +82,8 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 headers.get(Caller.CRITICALITY_KEY),
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
-        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(caller, call, headers, next, context, sampleClock);
+        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(
+                caller, call, headers, next, context, nanoClock, admission.adaptsLimit(), downstreamSetAsideNanos);
         Admission.Level level = admission.level(policy.levelOf(caller));
         CallWidth<?> width = widths.get(method.getFullMethodName());
         if (width != null) {

@@ -36,6 +36,8 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     /** Whether the call's end is a sample of the adaptive limit, if it answers OK. */
     private final boolean sampled;
 
+    private final long downstreamSetAsideNanos;
+
     private final Deferred listener = new Deferred();
     /** Whether the handler answered OK: only then is the call's time a sample. */
     private volatile boolean answeredOk;
@@ -48,17 +50,19 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
             Metadata headers,
             ServerCallHandler<ReqT, RespT> next,
             Context context,
-            LongSupplier sampleClock) {
+            LongSupplier nanoClock,
+            boolean sampled,
+            long downstreamSetAsideNanos) {
         this.caller = caller;
-        this.sampled = sampleClock != null;
+        this.sampled = sampled;
+        this.downstreamSetAsideNanos = downstreamSetAsideNanos;
         this.call = call;
         this.headers = headers;
         this.next = next;
-        // The seat is held until the call and every call it made downstream have ended. A sample
-        // leaves out the time it waited on them: a slower dependency is no queueing here.
-        this.context = sampled
-                ? ServedSeat.attachMeasured(context, sampleClock, this::freeSeat)
-                : ServedSeat.attach(context, this::freeSeat);
+        // The seat is held until the call and every call it made downstream have ended. The time it
+        // waited on them is not its own work: left out of a sample (a slower dependency is no
+        // queueing here), and of the work a queued call is judged to need.
+        this.context = ServedSeat.attach(context, nanoClock, this::freeSeat);
     }
 
     ServerCall.Listener<ReqT> listener() {
@@ -75,13 +79,17 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     }
 
     private void freeSeat() {
-        if (!sampled) {
-            ticket.release();
-        } else if (answeredOk) {
-            ticket.release(ServedSeat.current(context).waitedNanos());
+        long waited = ServedSeat.current(context).waitedNanos();
+        if (!sampled || answeredOk) {
+            ticket.release(waited);
         } else {
-            ticket.releaseWithoutSample();
+            ticket.releaseWithoutSample(waited);
         }
+    }
+
+    @Override
+    public long downstreamSetAsideNanos() {
+        return downstreamSetAsideNanos;
     }
 
     private boolean cancel() {
