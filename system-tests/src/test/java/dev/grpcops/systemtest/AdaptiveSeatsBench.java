@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Timeout;
  * SKUs at a 1 s deadline), through four phases: the flood's first seconds ({@code adaptive.onset},
  * default 10 s), steady, Stock answering 200 ms late (fault injection), and the delay off again. Run three times, one after the other: admission with fixed
  * seats (the defaults); with {@code grpcops.admission.adaptive.enabled=true} and nothing else tuned
- * at every hop; and at Edge alone, the hop where calls enter.
+ * at every hop; and at Edge alone, the hop where calls enter ({@code adaptive.contenders} picks some,
+ * and adds "fixed in arrival order": fixed seats with every queue first come, first served).
  * Per phase: the polite caller's complete share, latency and other outcomes, and each hop's seats
  * ({@code grpc_admission_limit_seats}, sampled every second: first, lowest, highest, last).
  *
@@ -40,6 +41,11 @@ class AdaptiveSeatsBench {
 
     private static final Duration PHASE = Duration.ofSeconds(Long.getLong("adaptive.seconds", 20));
     private static final Duration ONSET = Duration.ofSeconds(Long.getLong("adaptive.onset", 10));
+    /** The flood's deadline per Checkout in ms ({@code adaptive.flood-deadline-ms}); none by default. */
+    private static final Duration FLOOD_DEADLINE = Long.getLong("adaptive.flood-deadline-ms", 0) > 0
+            ? Duration.ofMillis(Long.getLong("adaptive.flood-deadline-ms", 0))
+            : null;
+
     private static final int FLOOD = Integer.getInteger("adaptive.inflight", 1000);
     private static final Duration DEADLINE = Duration.ofSeconds(1);
 
@@ -57,15 +63,22 @@ class AdaptiveSeatsBench {
         List<String> rows = new ArrayList<>();
         rows.add("| seats | phase | polite caller: complete | p50 | p99 | max | Edge seats (first / low / high / last)"
                 + " | Pricing seats | Stock seats | flood answered OK | polite caller: other outcomes"
-                + " | rejected at Edge / Pricing / Stock (every caller, by reason) |");
-        rows.add("|---|---|---:|---:|---:|---:|---|---|---|---:|---|---|");
-        String on = "--grpcops.admission.adaptive.enabled=true";
-        String off = "--grpcops.admission.adaptive.enabled=false";
+                + " | rejected at Edge / Pricing / Stock (every caller, by reason)"
+                + " | answered after their deadline at Edge / Pricing / Stock |");
+        rows.add("|---|---|---:|---:|---:|---:|---|---|---|---:|---|---|---|");
+        List<String> on = List.of("--grpcops.admission.adaptive.enabled=true");
+        List<String> off = List.of("--grpcops.admission.adaptive.enabled=false");
         // adaptive.contenders: a comma-separated subset, to measure one alone
         List<String> only = List.of(System.getProperty("adaptive.contenders", "fixed,adaptive,adaptive at Edge")
                 .split(","));
         if (only.contains("fixed")) {
             rows.addAll(run("fixed", off, off));
+        }
+        if (only.contains("fixed in arrival order")) {
+            // Every queue first come, first served, and no answer at dequeue: earliest deadline first's counterpart.
+            List<String> arrival =
+                    List.of("--grpcops.admission.adaptive.enabled=false", "--grpcops.admission.queue-order=arrival");
+            rows.addAll(run("fixed in arrival order", arrival, arrival));
         }
         if (only.contains("adaptive")) {
             rows.addAll(run("adaptive", on, on));
@@ -79,17 +92,20 @@ class AdaptiveSeatsBench {
                 Path.of("target/adaptive-numbers.md"),
                 String.format(
                                 Locale.ROOT,
-                                "%d s per phase, %d Checkouts in flight from the flood%n%n",
+                                "%d s per phase, %d Checkouts in flight from the flood, %s%n%n",
                                 PHASE.toSeconds(),
-                                FLOOD)
+                                FLOOD,
+                                FLOOD_DEADLINE == null
+                                        ? "no deadline"
+                                        : "each with a " + FLOOD_DEADLINE.toMillis() + " ms deadline")
                         + table
                         + System.lineSeparator(),
                 StandardOpenOption.CREATE,
                 StandardOpenOption.APPEND);
     }
 
-    /** {@code downstream}: Stock's and Pricing's setting; {@code atEdge}: Edge's. */
-    private static List<String> run(String contender, String downstream, String atEdge) throws Exception {
+    /** {@code downstream}: Stock's and Pricing's settings; {@code atEdge}: Edge's. */
+    private static List<String> run(String contender, List<String> downstream, List<String> atEdge) throws Exception {
         String tag = contender.replace(' ', '-');
         Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", Replicas.TOKEN);
         List<ServiceProcess> chain = new ArrayList<>();
@@ -97,23 +113,21 @@ class AdaptiveSeatsBench {
         ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
         try {
             ServiceProcess stock =
-                    ServiceProcess.start("stock-service", "stock-adaptive-" + tag, "127.0.0.1", env, downstream);
+                    ServiceProcess.start("stock-service", "stock-adaptive-" + tag, "127.0.0.1", env, args(downstream));
             chain.add(stock);
             ServiceProcess pricing = ServiceProcess.start(
                     "pricing-service",
                     "pricing-adaptive-" + tag,
                     "127.0.0.1",
                     Map.of(),
-                    "--grpc.client.stock.address=static://" + stock.target(),
-                    downstream);
+                    args(downstream, "--grpc.client.stock.address=static://" + stock.target()));
             chain.add(pricing);
             ServiceProcess edge = ServiceProcess.start(
                     "edge-service",
                     "edge-adaptive-" + tag,
                     "127.0.0.1",
                     Map.of(),
-                    "--grpc.client.pricing.address=static://" + pricing.target(),
-                    atEdge);
+                    args(atEdge, "--grpc.client.pricing.address=static://" + pricing.target()));
             chain.add(edge);
             chain.forEach(service -> service.awaitServing(Duration.ofSeconds(90)));
             List<ManagedChannel> floodChannels = IntStream.range(0, Math.max(2, (FLOOD + 899) / 900))
@@ -127,7 +141,7 @@ class AdaptiveSeatsBench {
                                 .addSkus("warm-" + i % 7)
                                 .build());
             }
-            try (Flood flood = new Flood(floodChannels, List.of("noisy"), "default", FLOOD)) {
+            try (Flood flood = new Flood(floodChannels, List.of("noisy"), "default", FLOOD, FLOOD_DEADLINE)) {
                 for (Phase phase : PHASES) {
                     Replicas.setFault(stock, phase.stockFault());
                     List<int[]> seats = new CopyOnWriteArrayList<>();
@@ -139,13 +153,14 @@ class AdaptiveSeatsBench {
                     int okBefore = flood.count(io.grpc.Status.Code.OK);
                     List<Map<String, Double>> rejectedBefore =
                             List.of(rejected(edge), rejected(pricing), rejected(stock));
+                    double[] lateBefore = {late(edge), late(pricing), late(stock)};
                     PoliteCaller.Result polite =
                             PoliteCaller.run(politeChannel, "polite", "default", 20, phase.length(), DEADLINE);
                     sampling.cancel(false);
                     int okDuring = flood.count(io.grpc.Status.Code.OK) - okBefore;
                     rows.add(String.format(
                             Locale.ROOT,
-                            "| %s | %s | %.1f %% | %d ms | %d ms | %d ms | %s | %s | %s | %d/s | %s | %s |",
+                            "| %s | %s | %.1f %% | %d ms | %d ms | %d ms | %s | %s | %s | %d/s | %s | %s | %d / %d / %d |",
                             contender,
                             phase.name(),
                             100 * polite.completeShare(),
@@ -159,7 +174,10 @@ class AdaptiveSeatsBench {
                             polite.others().isEmpty() ? "none" : polite.others(),
                             rejectedSince(rejectedBefore.get(0), edge) + " / "
                                     + rejectedSince(rejectedBefore.get(1), pricing) + " / "
-                                    + rejectedSince(rejectedBefore.get(2), stock)));
+                                    + rejectedSince(rejectedBefore.get(2), stock),
+                            Math.round(late(edge) - lateBefore[0]),
+                            Math.round(late(pricing) - lateBefore[1]),
+                            Math.round(late(stock) - lateBefore[2])));
                     System.out.println(rows.get(rows.size() - 1));
                 }
             }
@@ -191,6 +209,17 @@ class AdaptiveSeatsBench {
             counts.put(reason, Prometheus.sum(metrics, "grpc_admission_rejected_total", "reason=\"" + reason + "\""));
         }
         return counts;
+    }
+
+    /** Calls {@code service} answered after their deadline so far: work done for callers that had gone. */
+    private static double late(ServiceProcess service) {
+        return Prometheus.sum(service.metrics(), "grpc_budget_answered_late_total");
+    }
+
+    private static String[] args(List<String> settings, String... more) {
+        List<String> all = new ArrayList<>(settings);
+        all.addAll(List.of(more));
+        return all.toArray(String[]::new);
     }
 
     /** The rejections since {@code before}, as {@code reason n} pairs; "0" for none. */

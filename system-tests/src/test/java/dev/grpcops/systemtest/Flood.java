@@ -13,12 +13,14 @@ import io.grpc.stub.MetadataUtils;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Noisy callers: each keeps {@code inFlight} Checkouts of 3 SKUs open, with no deadline, sending
- * the next the moment one ends (a closed loop that ignores pushback), and counts the statuses.
+ * Noisy callers: each keeps {@code inFlight} Checkouts of 3 SKUs open, with no deadline (or {@link
+ * #deadline}), sending the next the moment one ends (a closed loop that ignores pushback), and
+ * counts the statuses.
  */
 final class Flood implements AutoCloseable {
 
@@ -31,8 +33,21 @@ final class Flood implements AutoCloseable {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Map<Status.Code, AtomicInteger> statuses = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
+    /** Each Checkout's deadline, from when it is sent; null for none. */
+    private final java.time.Duration deadline;
 
     Flood(List<ManagedChannel> channels, List<String> callers, String criticality, int inFlight) {
+        this(channels, callers, criticality, inFlight, null);
+    }
+
+    /** As the flood above, each Checkout with {@code deadline} (null: none). */
+    Flood(
+            List<ManagedChannel> channels,
+            List<String> callers,
+            String criticality,
+            int inFlight,
+            java.time.Duration deadline) {
+        this.deadline = deadline;
         for (int c = 0; c < callers.size(); c++) {
             Metadata headers = new Metadata();
             headers.put(Metadata.Key.of("x-grpcops-caller", Metadata.ASCII_STRING_MARSHALLER), callers.get(c));
@@ -50,8 +65,10 @@ final class Flood implements AutoCloseable {
             return;
         }
         open.incrementAndGet();
+        EdgeGrpc.EdgeFutureStub sent =
+                deadline == null ? stub : stub.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
         Futures.addCallback(
-                stub.checkout(CHECKOUT),
+                sent.checkout(CHECKOUT),
                 new FutureCallback<CheckoutReply>() {
                     @Override
                     public void onSuccess(CheckoutReply reply) {
