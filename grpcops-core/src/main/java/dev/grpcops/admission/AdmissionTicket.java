@@ -24,6 +24,11 @@ public interface AdmissionTicket {
      */
     void releaseWithoutSample(long waitedNanos);
 
+    /** As {@link #releaseWithoutSample(long)}, for a call that waited on nothing. */
+    default void releaseWithoutSample() {
+        releaseWithoutSample(0);
+    }
+
     /**
      * The caller cancelled: a queued call leaves its queue at once (counted as {@code cancelled});
      * returns false if the call had already started or ended, and then nothing changes.

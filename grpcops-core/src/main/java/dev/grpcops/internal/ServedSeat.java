@@ -3,7 +3,6 @@ package dev.grpcops.internal;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.grpc.Context;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -28,20 +27,23 @@ public final class ServedSeat {
     private static final Context.Key<ServedSeat> KEY = Context.key("grpcops-open-downstream");
 
     private final AtomicInteger open = new AtomicInteger(1);
-    /** How long fault injection held the call's answer: time the seat was held for no work. */
-    private final AtomicLong heldNanos = new AtomicLong();
 
     private final Runnable release;
     private final LongSupplier nanoClock;
 
+    /** What the call waits on now: its downstream calls open, and fault injection holding its answer. */
     @GuardedBy("this")
-    private int downstreamOpen;
+    private int waitingOn;
 
     @GuardedBy("this")
-    private long downstreamSince;
+    private long waitingSince;
 
     @GuardedBy("this")
-    private long downstreamNanos;
+    private long waitedNanos;
+
+    /** Set at the last end: what ends after it is not this seat's time. */
+    @GuardedBy("this")
+    private boolean finished;
 
     private ServedSeat(Runnable release, LongSupplier nanoClock) {
         this.release = release;
@@ -50,7 +52,7 @@ public final class ServedSeat {
 
     /**
      * {@code context} with a seat whose last end runs {@code release}, measuring on {@code nanoClock}
-     * how long the call waited on its downstream calls ({@link #waitedNanos()}).
+     * how long the call waited on others ({@link #waitedNanos()}).
      */
     public static Context attach(Context context, LongSupplier nanoClock, Runnable release) {
         return context.withValue(KEY, new ServedSeat(release, nanoClock));
@@ -69,53 +71,63 @@ public final class ServedSeat {
                 return false;
             }
             if (open.compareAndSet(now, now + 1)) {
-                downstreamOpened();
+                waitStarted();
                 return true;
             }
         }
     }
 
-    private synchronized void downstreamOpened() {
-        if (downstreamOpen++ == 0) {
-            downstreamSince = nanoClock.getAsLong();
-        }
+    /** Fault injection holds the call's answer from now until {@link #holdEnded()}. */
+    public void holdStarted() {
+        waitStarted();
     }
 
-    private synchronized void downstreamClosed() {
-        if (--downstreamOpen == 0) {
-            downstreamNanos += nanoClock.getAsLong() - downstreamSince;
-        }
-    }
-
-    /** Fault injection held the call's answer this long after the handler sent it. */
-    public void held(long nanos) {
-        if (nanos > 0) {
-            heldNanos.addAndGet(nanos);
-        }
-    }
-
-    /**
-     * How long the seat was held while the call waited on others: fault injection holding its
-     * answer, and at least one of its downstream calls open. Read once the last end has run.
-     */
-    public long waitedNanos() {
-        long downstream;
-        synchronized (this) {
-            downstream = downstreamNanos;
-        }
-        return heldNanos.get() + downstream;
+    /** Fault injection lets the held answer go (after the seat's last end, nothing is counted). */
+    public void holdEnded() {
+        waitEnded();
     }
 
     /** A downstream call {@link #started()} counted has ended. */
     public void endedDownstream() {
-        downstreamClosed();
+        waitEnded();
         ended();
     }
 
     /** The served call has ended (its downstream calls end with {@link #endedDownstream()}). */
     public void ended() {
         if (open.decrementAndGet() == 0) {
+            finish();
             release.run();
         }
+    }
+
+    /**
+     * How long the seat was held while the call waited on others: at least one of its downstream
+     * calls open, or fault injection holding its answer (one interval where they overlap). Complete
+     * once the last end has run, when the release reads it.
+     */
+    public synchronized long waitedNanos() {
+        return waitedNanos;
+    }
+
+    private synchronized void waitStarted() {
+        if (!finished && waitingOn++ == 0) {
+            waitingSince = nanoClock.getAsLong();
+        }
+    }
+
+    private synchronized void waitEnded() {
+        if (!finished && waitingOn > 0 && --waitingOn == 0) {
+            waitedNanos += nanoClock.getAsLong() - waitingSince;
+        }
+    }
+
+    /** A wait still open at the last end (a hold the caller's cancel cut short) counts until now. */
+    private synchronized void finish() {
+        if (waitingOn > 0) {
+            waitedNanos += nanoClock.getAsLong() - waitingSince;
+            waitingOn = 0;
+        }
+        finished = true;
     }
 }

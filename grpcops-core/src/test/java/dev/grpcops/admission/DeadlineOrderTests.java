@@ -133,7 +133,7 @@ class DeadlineOrderTests {
      * neither when it queues (a predicted wait of 200 ms) nor when its turn comes.
      */
     @ParameterizedTest(name = "{0} ms set aside for downstream: served {1}, else {2}")
-    @CsvSource({"300, true, ''", "190, true, ''", "100, false, cannot-finish", "0, false, deadline-infeasible"})
+    @CsvSource({"300, true, ''", "190, true, ''", "120, false, cannot-finish", "0, false, deadline-infeasible"})
     void aCallsDownstreamTimeCountsAgainstWhatItsAllowanceSetAsideForIt(
             long setAsideMillis, boolean served, String rejection) {
         Admission admission = admission(QueueOrder.DEADLINE);

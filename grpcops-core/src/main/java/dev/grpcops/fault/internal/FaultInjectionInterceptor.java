@@ -100,7 +100,7 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
 
         private final Faults faults;
         private final long arrivalNanos;
-        /** Admission's seat, which is told how long the answer was held; null without admission. */
+        /** Admission's seat, which is told while the answer is held; null without admission. */
         private final ServedSeat seat;
         /** Operations waiting for the release, in order; null once they pass straight through. */
         @GuardedBy("this")
@@ -108,9 +108,6 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
 
         @GuardedBy("this")
         private boolean scheduled;
-
-        @GuardedBy("this")
-        private long heldSince;
 
         HeldCall(ServerCall<ReqT, RespT> call, Faults faults, long arrivalNanos, ServedSeat seat) {
             super(call);
@@ -150,7 +147,11 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
                 return;
             }
             scheduled = true;
-            heldSince = now;
+            if (seat != null) {
+                // Held time is no work of the server's: admission leaves it out of the server's own
+                // time (fault injection sits before the limiter, as Envoy requires of its fault filter).
+                seat.holdStarted();
+            }
             listener.held(
                     !faults.delay().isZero() && arrivalNanos + faults.delay().toNanos() > now,
                     release > Math.max(now, arrivalNanos + faults.delay().toNanos()));
@@ -163,9 +164,7 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
 
         private synchronized void release() {
             if (seat != null) {
-                // Held time is no work of the server's: the adaptive limit leaves it out (fault
-                // injection sits before the limiter, as Envoy requires of its fault filter).
-                seat.held(nanoClock.getAsLong() - heldSince);
+                seat.holdEnded();
             }
             releaseAll();
         }
