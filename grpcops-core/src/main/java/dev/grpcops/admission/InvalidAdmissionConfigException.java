@@ -1,16 +1,13 @@
 package dev.grpcops.admission;
 
-/** Admission configuration that cannot work; {@link #field()} names the setting, relative to the admission prefix. */
-public final class InvalidAdmissionConfigException extends IllegalArgumentException {
+import dev.grpcops.InvalidSettingException;
 
-    private final String field;
+/** Admission configuration that cannot work; {@link #field()} names the setting, relative to the admission prefix. */
+public final class InvalidAdmissionConfigException extends InvalidSettingException {
+
+    private static final long serialVersionUID = 1L;
 
     public InvalidAdmissionConfigException(String field, String message) {
-        super(field + " " + message);
-        this.field = field;
-    }
-
-    public String field() {
-        return field;
+        super(field, message);
     }
 }

@@ -1,16 +1,13 @@
 package dev.grpcops.deadline;
 
-/** Budget rules that cannot work; {@link #field()} names the rule ({@code reserve}, {@code default-budget}, …). */
-public final class InvalidBudgetRulesException extends IllegalArgumentException {
+import dev.grpcops.InvalidSettingException;
 
-    private final String field;
+/** Budget rules that cannot work; {@link #field()} names the rule ({@code reserve}, {@code default-budget}, …). */
+public final class InvalidBudgetRulesException extends InvalidSettingException {
+
+    private static final long serialVersionUID = 1L;
 
     public InvalidBudgetRulesException(String field, String message) {
-        super(field + " " + message);
-        this.field = field;
-    }
-
-    public String field() {
-        return field;
+        super(field, message);
     }
 }

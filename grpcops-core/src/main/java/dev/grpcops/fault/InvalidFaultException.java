@@ -1,19 +1,13 @@
 package dev.grpcops.fault;
 
-/** A fault setting out of its bounds; {@link #field()} names it. */
-public final class InvalidFaultException extends IllegalArgumentException {
+import dev.grpcops.InvalidSettingException;
+
+/** A fault setting out of its bounds; {@link #field()} names it: {@code delay}, {@code stall}, {@code stall-every} or {@code error-ratio}. */
+public final class InvalidFaultException extends InvalidSettingException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String field;
-
     public InvalidFaultException(String field, String problem) {
-        super(field + " " + problem);
-        this.field = field;
-    }
-
-    /** The setting: {@code delay}, {@code stall}, {@code stall-every} or {@code error-ratio}. */
-    public String field() {
-        return field;
+        super(field, problem);
     }
 }
