@@ -158,7 +158,7 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
             try {
                 scheduler.schedule(this::release, release - now, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException shutDown) {
-                releaseAll();
+                release(); // at once, and the seat hears the hold end
             }
         }
 
