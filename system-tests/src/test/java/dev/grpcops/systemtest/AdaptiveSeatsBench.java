@@ -42,9 +42,7 @@ class AdaptiveSeatsBench {
     private static final Duration PHASE = Duration.ofSeconds(Long.getLong("adaptive.seconds", 20));
     private static final Duration ONSET = Duration.ofSeconds(Long.getLong("adaptive.onset", 10));
     /** The flood's deadline per Checkout in ms ({@code adaptive.flood-deadline-ms}); none by default. */
-    private static final Duration FLOOD_DEADLINE = Long.getLong("adaptive.flood-deadline-ms", 0) > 0
-            ? Duration.ofMillis(Long.getLong("adaptive.flood-deadline-ms", 0))
-            : null;
+    private static final Duration FLOOD_DEADLINE = floodDeadline(Long.getLong("adaptive.flood-deadline-ms", 0));
 
     private static final int FLOOD = Integer.getInteger("adaptive.inflight", 1000);
     private static final Duration DEADLINE = Duration.ofSeconds(1);
@@ -151,13 +149,12 @@ class AdaptiveSeatsBench {
                             1,
                             TimeUnit.SECONDS);
                     int okBefore = flood.count(io.grpc.Status.Code.OK);
-                    List<Map<String, Double>> rejectedBefore =
-                            List.of(rejected(edge), rejected(pricing), rejected(stock));
-                    double[] lateBefore = {late(edge), late(pricing), late(stock)};
+                    List<Counts> before = List.of(Counts.of(edge), Counts.of(pricing), Counts.of(stock));
                     PoliteCaller.Result polite =
                             PoliteCaller.run(politeChannel, "polite", "default", 20, phase.length(), DEADLINE);
                     sampling.cancel(false);
                     int okDuring = flood.count(io.grpc.Status.Code.OK) - okBefore;
+                    List<Counts> after = List.of(Counts.of(edge), Counts.of(pricing), Counts.of(stock));
                     rows.add(String.format(
                             Locale.ROOT,
                             "| %s | %s | %.1f %% | %d ms | %d ms | %d ms | %s | %s | %s | %d/s | %s | %s | %d / %d / %d |",
@@ -172,12 +169,12 @@ class AdaptiveSeatsBench {
                             range(seats, 2),
                             okDuring / Math.max(1, phase.length().toSeconds()),
                             polite.others().isEmpty() ? "none" : polite.others(),
-                            rejectedSince(rejectedBefore.get(0), edge) + " / "
-                                    + rejectedSince(rejectedBefore.get(1), pricing) + " / "
-                                    + rejectedSince(rejectedBefore.get(2), stock),
-                            Math.round(late(edge) - lateBefore[0]),
-                            Math.round(late(pricing) - lateBefore[1]),
-                            Math.round(late(stock) - lateBefore[2])));
+                            after.get(0).rejectedSince(before.get(0)) + " / "
+                                    + after.get(1).rejectedSince(before.get(1)) + " / "
+                                    + after.get(2).rejectedSince(before.get(2)),
+                            Math.round(after.get(0).late() - before.get(0).late()),
+                            Math.round(after.get(1).late() - before.get(1).late()),
+                            Math.round(after.get(2).late() - before.get(2).late())));
                     System.out.println(rows.get(rows.size() - 1));
                 }
             }
@@ -198,41 +195,46 @@ class AdaptiveSeatsBench {
         }
     }
 
-    private static final List<String> REASONS =
-            List.of("queue-full", "concurrency-limit", "time-out", "deadline-infeasible", "cannot-finish", "draining");
+    private static final java.util.regex.Pattern REJECTED = java.util.regex.Pattern.compile(
+            "(?m)^grpc_admission_rejected_total\\{[^}]*reason=\"([^\"]+)\"[^}]*} (\\S+)$");
 
-    /** {@code service}'s admission rejections so far, by reason. */
-    private static Map<String, Double> rejected(ServiceProcess service) {
-        String metrics = service.metrics();
-        Map<String, Double> counts = new java.util.LinkedHashMap<>();
-        for (String reason : REASONS) {
-            counts.put(reason, Prometheus.sum(metrics, "grpc_admission_rejected_total", "reason=\"" + reason + "\""));
+    /**
+     * A hop's counters at one moment, from one scrape: what its admission turned away so far, by
+     * reason, and the calls it answered after their deadline (work done for callers that had gone).
+     */
+    private record Counts(Map<String, Double> rejected, double late) {
+
+        static Counts of(ServiceProcess service) {
+            String metrics = service.metrics();
+            Map<String, Double> rejected = new java.util.TreeMap<>();
+            java.util.regex.Matcher sample = REJECTED.matcher(metrics);
+            while (sample.find()) {
+                rejected.merge(sample.group(1), Double.parseDouble(sample.group(2)), Double::sum);
+            }
+            return new Counts(rejected, Prometheus.sum(metrics, "grpc_budget_answered_late_total"));
         }
-        return counts;
+
+        /** The rejections since {@code before}, as {@code reason n} pairs; "0" for none. */
+        String rejectedSince(Counts before) {
+            List<String> parts = new ArrayList<>();
+            rejected.forEach((reason, count) -> {
+                long delta = Math.round(count - before.rejected.getOrDefault(reason, 0.0));
+                if (delta > 0) {
+                    parts.add(reason + " " + delta);
+                }
+            });
+            return parts.isEmpty() ? "0" : String.join(", ", parts);
+        }
     }
 
-    /** Calls {@code service} answered after their deadline so far: work done for callers that had gone. */
-    private static double late(ServiceProcess service) {
-        return Prometheus.sum(service.metrics(), "grpc_budget_answered_late_total");
+    private static Duration floodDeadline(long millis) {
+        return millis > 0 ? Duration.ofMillis(millis) : null;
     }
 
     private static String[] args(List<String> settings, String... more) {
         List<String> all = new ArrayList<>(settings);
         all.addAll(List.of(more));
         return all.toArray(String[]::new);
-    }
-
-    /** The rejections since {@code before}, as {@code reason n} pairs; "0" for none. */
-    private static String rejectedSince(Map<String, Double> before, ServiceProcess service) {
-        Map<String, Double> now = rejected(service);
-        List<String> parts = new ArrayList<>();
-        now.forEach((reason, count) -> {
-            long delta = Math.round(count - before.getOrDefault(reason, 0.0));
-            if (delta > 0) {
-                parts.add(reason + " " + delta);
-            }
-        });
-        return parts.isEmpty() ? "0" : String.join(", ", parts);
     }
 
     private static String range(List<int[]> samples, int hop) {
