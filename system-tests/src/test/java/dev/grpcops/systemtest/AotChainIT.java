@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * {@code JAVA_TOOL_OPTIONS} as in a container.
  */
 @ResourceLock(ChainIT.CHAIN)
+@Order(10) // the lanes' order: junit-platform.properties
 class AotChainIT extends ChainIT {
 
     @BeforeAll

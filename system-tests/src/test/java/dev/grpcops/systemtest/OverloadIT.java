@@ -43,7 +43,7 @@ import org.junit.jupiter.api.parallel.Isolated;
  * comes from {@code -Doverload.seconds=30 -Doverload.inflight=5000}.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(5) // the longest classes first, so that the two lanes end together
+@Order(4) // the lanes' order: junit-platform.properties
 // Alone, not in a lane: its polite caller's share is about CPU the flood leaves it, and beside
 // AbuseIT (87 % complete) or RetryStormIT (60 %) another class's processes took that CPU.
 @Isolated

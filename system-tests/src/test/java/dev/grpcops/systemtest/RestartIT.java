@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
-import dev.grpcops.cli.Targets;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
@@ -15,8 +14,6 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StatsRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
-import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
-import dev.grpcops.proto.whoami.v1.WhoRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -26,23 +23,23 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §10: restarts under steady load. Every replica drains before it stops (NOT_SERVING, wait,
- * GOAWAY, finish calls in flight); health-checking clients move away in time.
+ * SPEC §10: restarts of Stock under steady load ({@link WhoAmIRestartIT} restarts WhoAmI). Every
+ * replica drains before it stops (NOT_SERVING, wait, GOAWAY, finish calls in flight);
+ * health-checking clients move away in time.
  * Measured numbers are appended to target/restart-numbers.txt (quoted in docs/operations.md,
  * "Restarting without dropping calls", and design §10).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(1) // the longest classes first, so that the two lanes end together
+@Order(1) // the lanes' order: junit-platform.properties
 class RestartIT {
 
-    private static final Duration DRAIN = Duration.ofSeconds(1);
+    static final Duration DRAIN = Duration.ofSeconds(1);
 
     /**
      * A rolling restart of three Stock replicas under Quote load fails no Quote; then, in the same
@@ -72,34 +69,6 @@ class RestartIT {
                                     "drain: stopped; every call in flight finished");
                 }
                 sigkillFailsOnlyTheCallsInFlightAndTheNextCallsGoElsewhere(stocks, channel);
-            } finally {
-                channel.shutdownNow();
-            }
-        }
-    }
-
-    @Test
-    void rollingRestartOfWhoAmIUnderSpreadLoadFailsNoCall() throws Exception {
-        try (Replicas pods = Replicas.whoami(Map.of(), "--grpcops.shutdown.drain-delay=" + DRAIN.toMillis() + "ms")) {
-            ManagedChannel channel = Targets.channel(pods.addressList(), Targets.ChannelConfig.hc);
-            try {
-                WhoAmIGrpc.WhoAmIBlockingStub whoami = WhoAmIGrpc.newBlockingStub(channel);
-                // 5 ms between a thread's calls: a steady stream, not a saturating one, as a client's traffic.
-                try (SteadyLoad load = new SteadyLoad(
-                        4,
-                        Duration.ofMillis(5),
-                        () -> whoami.withDeadlineAfter(3, TimeUnit.SECONDS).who(WhoRequest.getDefaultInstance()))) {
-                    for (ServiceProcess pod : pods.pods) {
-                        restart(pod);
-                        awaitWhoAmITraffic(whoami, pod.name.substring(pod.name.length() - 2));
-                    }
-                    load.close();
-
-                    record("rolling restart of 3 WhoAmI replicas: " + load.succeeded() + " calls, " + load.failedCount()
-                            + " failed");
-                    assertThat(load.failures()).as("failed calls").isEmpty();
-                    assertThat(load.succeeded()).isPositive();
-                }
             } finally {
                 channel.shutdownNow();
             }
@@ -291,7 +260,7 @@ class RestartIT {
     }
 
     /** SIGTERM, wait for the drain to finish and the process to exit, start it again. */
-    private static void restart(ServiceProcess replica) {
+    static void restart(ServiceProcess replica) {
         replica.terminate(Duration.ofSeconds(60));
         replica.start();
         replica.awaitServing(Duration.ofSeconds(90));
@@ -313,14 +282,7 @@ class RestartIT {
         }
     }
 
-    private static void awaitWhoAmITraffic(WhoAmIGrpc.WhoAmIBlockingStub whoami, String pod) {
-        await().atMost(Duration.ofSeconds(30))
-                .until(() -> pod.equals(whoami.withDeadlineAfter(3, TimeUnit.SECONDS)
-                        .who(WhoRequest.getDefaultInstance())
-                        .getPod()));
-    }
-
-    private static void record(String line) throws IOException {
+    static void record(String line) throws IOException {
         System.out.println("measured: " + line);
         Files.writeString(
                 Path.of("target/restart-numbers.txt"),

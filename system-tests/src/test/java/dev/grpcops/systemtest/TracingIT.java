@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.Timeout;
  * Stock recorded. Without an endpoint nothing is traced: no span, no trace context sent downstream.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Order(5) // the lanes' order: junit-platform.properties
 class TracingIT {
 
     private static final String[] TRACED = {
