@@ -4,6 +4,7 @@ import dev.grpcops.internal.PickHint;
 import dev.grpcops.internal.WarmUpMark;
 import io.grpc.ClientStreamTracer;
 import io.grpc.ConnectivityState;
+import io.grpc.Deadline;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
@@ -26,7 +27,9 @@ import java.util.random.RandomGenerator;
  * ready replicas that are not ejected. Peak-EWMA draws two of them at random and takes the one with
  * the lower cost = peak-EWMA latency × (outstanding + 1); with few replicas ({@code compareAllUpTo})
  * it also looks at every one, and passes over the one drawn while its latency is more than {@value
- * #FULL_VIEW_VETO} times the fastest's, but for one probe a second. Every call's latency and {@link CallOutcome}
+ * #FULL_VIEW_VETO} times the fastest's, but for one probe a second. A call with a deadline does
+ * not go to a replica whose latency cost is more than what is left of it while one within it is
+ * in the choice (every replica, or the two drawn). Every call's latency and {@link CallOutcome}
  * feed its replica when the call ends, from the stream's tracer: the cost, and the counts that
  * {@link OutlierDetection} judges once an interval in the synchronization context.
  *
@@ -75,6 +78,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
      * one call a second, which hedging covers.
      */
     static final long PROBE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /** A call without a deadline: no replica is too slow for it. */
+    static final long NO_BUDGET = Long.MAX_VALUE;
 
     /** A replica's cost before it has answered, when no other replica has either. */
     static final long INITIAL_COST_NANOS = 5_000_000L;
@@ -455,7 +461,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         public PickResult pickSubchannel(PickSubchannelArgs args) {
             PickHint hint = args.getCallOptions().getOption(PickHint.KEY);
             Object avoid = hint == null ? null : hint.avoid();
-            int chosen = choose(excluded(avoid));
+            Deadline deadline = args.getCallOptions().getDeadline();
+            int chosen = choose(
+                    excluded(avoid), deadline == null ? NO_BUDGET : deadline.timeRemaining(TimeUnit.NANOSECONDS));
             Replica replica = ready[chosen];
             PickResult result = pickers[chosen].pickSubchannel(args);
             if (result.getSubchannel() == null) {
@@ -484,7 +492,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             return -1;
         }
 
-        private int choose(int excluded) {
+        /** {@code budgetNanos}: what is left of the call's deadline, {@link #NO_BUDGET} for none. */
+        private int choose(int excluded, long budgetNanos) {
             int n = ready.length;
             if (n == 1) {
                 return 0;
@@ -519,13 +528,23 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 // probe.
                 double fastest = lowestCost(excluded, now);
                 double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
-                int probed = dueProbe(excluded, now, limit);
+                int probed = dueProbe(excluded, now, limit, budgetNanos);
                 if (probed >= 0) {
                     return probed;
                 }
                 if (ready[winner].cost(now) > limit) {
-                    return fastest(excluded, now, limit, draw);
+                    winner = fastest(excluded, now, limit, draw);
                 }
+                if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
+                    // Expected to answer after the call's deadline: one expected within it instead.
+                    int within = fastestWithin(excluded, now, budgetNanos, draw);
+                    return within >= 0 ? within : winner;
+                }
+                return winner;
+            }
+            if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
+                int other = winner == a ? b : a;
+                return ready[other].cost(now) <= budgetNanos ? other : winner;
             }
             return winner;
         }
@@ -534,11 +553,15 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * A replica passed over for its latency ({@code limit}) whose probe is due, claimed; -1 if
          * none: each gets its probe whatever the draws, also one that never wins them.
          */
-        private int dueProbe(int excluded, long now, double limit) {
+        private int dueProbe(int excluded, long now, double limit, long budgetNanos) {
             for (int i = 0; i < ready.length; i++) {
                 // The cheap checks first: most picks find no probe due, and need no cost computed again.
-                if (i != excluded && ready[i].probeDue(now) && ready[i].cost(now) > limit && ready[i].claimProbe(now)) {
-                    return i;
+                if (i != excluded && ready[i].probeDue(now)) {
+                    double cost = ready[i].cost(now);
+                    // A call that its latency says would end past its deadline is no probe: a later one is.
+                    if (cost > limit && cost <= budgetNanos && ready[i].claimProbe(now)) {
+                        return i;
+                    }
                 }
             }
             return -1;
@@ -560,6 +583,12 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * {@code limit}, {@code excluded} left out; ties drawn at random.
          */
         private int fastest(int excluded, long now, double limit, RandomGenerator draw) {
+            int chosen = fastestWithin(excluded, now, limit, draw);
+            return chosen >= 0 ? chosen : (excluded == 0 ? 1 : 0);
+        }
+
+        /** As {@link #fastest}, but -1 when no replica's latency cost is within {@code limit}. */
+        private int fastestWithin(int excluded, long now, double limit, RandomGenerator draw) {
             int chosen = -1;
             double lowest = Double.MAX_VALUE;
             int ties = 0;
@@ -576,7 +605,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                     chosen = i;
                 }
             }
-            return chosen >= 0 ? chosen : (excluded == 0 ? 1 : 0);
+            return chosen;
         }
 
         private static ClientStreamTracer.Factory chained(

@@ -6,6 +6,7 @@ import dev.grpcops.internal.PickHint;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.testing.FakeClock;
+import io.grpc.Deadline;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
@@ -163,6 +164,59 @@ class PeakEwmaBalancingTests {
         replicas.replica(1).latency(Duration.ofMillis(200));
         replicas.call(30, 3); // found out
         return replicas.call(300, 3);
+    }
+
+    /**
+     * Two of three replicas 1.5 times as slow as the third (45 ms against 30 ms): not slow enough to
+     * be passed over for their latency, so calls with time to spare share by the draws. A call with
+     * 40 ms left goes to the replica expected to answer within it: when every replica is compared,
+     * always (but when a slower one's cost has decayed within 40 ms); when only the two drawn are,
+     * unless both drawn are the slower ones (a third of the draws).
+     */
+    @Test
+    void aCallWithLessTimeLeftThanAReplicasLatencyGoesToOneExpectedToAnswerWithinIt() throws Exception {
+        List<Integer> roomy = slowerByHalf(defaults(), InProcessReplicas.Caller.PLAIN);
+        assertThat(roomy.get(1) + roomy.get(2))
+                .as("calls with 10 s left to the slower replicas of %s", roomy)
+                .isGreaterThan(100);
+        replicas.close();
+        List<Integer> tight = slowerByHalf(defaults(), withMillisLeft(40));
+        // Not heard from, their cost decays (τ 10 s) below 40 ms within the run's 3 s, and the next
+        // call finds them within its time: one call each now and then, whose answer re-measures them.
+        assertThat(tight.get(1) + tight.get(2))
+                .as("calls with 40 ms left to the slower replicas of %s", tight)
+                .isLessThan(10);
+
+        replicas.close();
+        Map<String, ?> twoDrawn = ServiceConfigs.builder()
+                .healthCheck(InProcessReplicas.HEALTH_NAME)
+                .compareAllUpTo(0)
+                .build();
+        List<Integer> roomyTwoDrawn = slowerByHalf(twoDrawn, InProcessReplicas.Caller.PLAIN);
+        replicas.close();
+        List<Integer> tightTwoDrawn = slowerByHalf(twoDrawn, withMillisLeft(40));
+        assertThat(tightTwoDrawn.get(1) + tightTwoDrawn.get(2))
+                .as(
+                        "two drawn: calls with 40 ms left to the slower replicas of %s (10 s left: %s)",
+                        tightTwoDrawn, roomyTwoDrawn)
+                .isBetween(60, 130)
+                .isLessThan(roomyTwoDrawn.get(1) + roomyTwoDrawn.get(2) - 30);
+    }
+
+    /** Replica 0 at 30 ms, 1 and 2 at 45 ms, each learned; then 300 calls by {@code caller}, three at a time. */
+    private List<Integer> slowerByHalf(Map<String, ?> serviceConfig, InProcessReplicas.Caller caller) throws Exception {
+        start(serviceConfig);
+        replicas.replica(0).latency(Duration.ofMillis(30));
+        replicas.replica(1).latency(Duration.ofMillis(45));
+        replicas.replica(2).latency(Duration.ofMillis(45));
+        replicas.call(60, 3);
+        return replicas.run(300, 3, caller).calls();
+    }
+
+    /** Calls whose deadline, on the fixture's clock, is {@code millis} away. */
+    private InProcessReplicas.Caller withMillisLeft(long millis) {
+        return (stub, request) -> stub.withDeadline(Deadline.after(millis, TimeUnit.MILLISECONDS, clock.ticker()))
+                .check(request);
     }
 
     /**
