@@ -257,6 +257,41 @@ class PeakEwmaBalancingTests {
     }
 
     /** A reconnect (after GOAWAY, max connection age) is back within milliseconds: no slow start. */
+    /**
+     * Every replica away for 2 s (health NOT_SERVING), then one back alone: it takes every call, and
+     * is not in slow start, as there were no peers to spare it; the next one back is, and the first
+     * carries the calls while that one's share ramps up.
+     */
+    @Test
+    void aReplicaBackAloneTakesEveryCallAndIsNotInSlowStart() throws Exception {
+        start(defaults());
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        replicas.call(30, 3);
+        for (int i = 0; i < 3; i++) {
+            replicas.replica(i).serving(false);
+        }
+        for (int i = 0; i < 3; i++) {
+            awaitNotOffered(replicas.replica(i));
+        }
+        clock.forward(Duration.ofSeconds(2));
+
+        replicas.replica(0).serving(true).awaitOffered();
+        assertThat(replicas.call(30, 3)).as("alone").containsExactly(30, 0, 0);
+        replicas.replica(1).serving(true).awaitOffered();
+        List<Integer> shares = replicas.call(90, 3);
+        assertThat(shares.get(1))
+                .as("the second one back, in slow start: its calls of %s", shares)
+                .isLessThan(5);
+    }
+
+    private static void awaitNotOffered(InProcessReplicas.Replica replica) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (replica.offered()) {
+            assertThat(System.nanoTime()).as("still offered after 10 s").isLessThan(until);
+            Thread.sleep(1); // the channel's threads hearing the health change
+        }
+    }
+
     @Test
     void aReplicaBackWithinASecondTakesItsShareAtOnce() throws Exception {
         start(defaults());

@@ -2,13 +2,17 @@ package dev.grpcops.autoconfigure.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.grpcops.admission.AdaptiveLimit;
 import dev.grpcops.admission.Admission;
+import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
+import dev.grpcops.admission.QueueOrder;
 import dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -90,6 +94,43 @@ class AdmissionAutoConfigurationTests {
                 });
     }
 
+    @Test
+    void adaptiveSeatsAndArrivalOrderAreTurnedOnByProperties() {
+        runner.withPropertyValues(
+                        "grpcops.admission.limit=40",
+                        "grpcops.admission.queue-order=arrival",
+                        "grpcops.admission.adaptive.enabled=true",
+                        "grpcops.admission.adaptive.min-limit=16",
+                        "grpcops.admission.adaptive.max-limit=256",
+                        "grpcops.admission.adaptive.window=2s",
+                        "grpcops.admission.adaptive.tolerance=2")
+                .run(context -> {
+                    Admission admission = context.getBean(Admission.class);
+                    assertThat(admission.adaptsLimit()).isTrue();
+                    assertThat(admission.limit())
+                            .as("its first probe: the minimum, before the limit starts from 40")
+                            .isEqualTo(16);
+                    AdmissionConfig config =
+                            context.getBean(AdmissionProperties.class).toConfig();
+                    assertThat(config.queueOrder()).isEqualTo(QueueOrder.ARRIVAL);
+                    assertThat(config.adaptiveLimit())
+                            .isEqualTo(AdaptiveLimit.builder()
+                                    .minLimit(16)
+                                    .maxLimit(256)
+                                    .window(Duration.ofSeconds(2))
+                                    .tolerance(2)
+                                    .build());
+                });
+        runner.run(context -> {
+            assertThat(context.getBean(Admission.class).adaptsLimit())
+                    .as("off by default")
+                    .isFalse();
+            assertThat(context.getBean(AdmissionProperties.class).toConfig().queueOrder())
+                    .as("earliest deadline first by default")
+                    .isEqualTo(QueueOrder.DEADLINE);
+        });
+    }
+
     @ParameterizedTest(name = "{0}={1}")
     @CsvSource({
         "grpcops.admission.limit, 0, grpcops.admission.limit",
@@ -102,6 +143,28 @@ class AdmissionAutoConfigurationTests {
     })
     void badSettingsStopTheStartNamingTheProperty(String property, String value, String named) {
         runner.withPropertyValues(property + "=" + value)
+                .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining(named));
+    }
+
+    @Test
+    void anUnknownQueueOrderStopsTheStartNamingTheProperty() {
+        runner.withPropertyValues("grpcops.admission.queue-order=random")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("Failed to bind properties under 'grpcops.admission.queue-order'"));
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource({
+        "min-limit, 0, grpcops.admission.adaptive.min-limit",
+        "max-limit, 4, grpcops.admission.adaptive.max-limit",
+        "window, 0s, grpcops.admission.adaptive.window",
+        "tolerance, 0.5, grpcops.admission.adaptive.tolerance",
+    })
+    void badAdaptiveSettingsStopTheStartNamingTheProperty(String property, String value, String named) {
+        runner.withPropertyValues(
+                        "grpcops.admission.adaptive.enabled=true",
+                        "grpcops.admission.adaptive." + property + "=" + value)
                 .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining(named));
     }
 

@@ -12,6 +12,8 @@ import net.devh.boot.grpc.client.channelfactory.InProcessChannelFactory;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import net.devh.boot.grpc.client.interceptor.GlobalClientInterceptorRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -90,6 +92,28 @@ class ClientAutoConfigurationTests {
                             .contains("grpcops_round_robin")
                             .doesNotContain("outlierDetection");
                 });
+    }
+
+    @Test
+    void slowStartAndTheFullViewAreSetByProperties() {
+        runner.withPropertyValues(
+                        "grpcops.client.balancing.slow-start=30s", "grpcops.client.balancing.compare-all-up-to=3")
+                .run(context -> {
+                    RecordingBuilder builder = new RecordingBuilder();
+                    context.getBean(ChannelServiceConfigs.class).accept(builder, "stock");
+                    assertThat(builder.serviceConfig.get("loadBalancingConfig").toString())
+                            .contains("slowStart=30.0s", "compareAllUpTo=3.0");
+                });
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource({"slow-start, -1s", "compare-all-up-to, -1"})
+    void badBalancingSettingsStopTheStartNamingTheProperty(String property, String value) {
+        runner.withPropertyValues("grpcops.client.balancing." + property + "=" + value)
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("grpcops.client.balancing." + property));
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.sun.management.ThreadMXBean;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.deadline.LedgerLine;
 import io.grpc.Deadline;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
@@ -47,6 +48,51 @@ class MicrometerBudgetListenerTests {
                         .counter()
                         .count())
                 .isEqualTo(1);
+    }
+
+    /** The slack at each answer, per method; an answer after the deadline counts as 0 slack and as late. */
+    @Test
+    void recordsTheSlackAtEachAnswerAndCountsTheLateOnes() {
+        listener.answered(QUOTE, line(Duration.ofMillis(120)));
+        listener.answered(QUOTE, line(Duration.ofMillis(-30)));
+        listener.answered(CHECK, line(Duration.ofMillis(5)));
+
+        assertThat(registry.get("grpc.budget.slack")
+                        .tag("method", QUOTE)
+                        .timer()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get("grpc.budget.slack")
+                        .tag("method", QUOTE)
+                        .timer()
+                        .max(TimeUnit.MILLISECONDS))
+                .isEqualTo(120);
+        assertThat(registry.get("grpc.budget.slack")
+                        .tag("method", QUOTE)
+                        .timer()
+                        .totalTime(TimeUnit.MILLISECONDS))
+                .as("the late answer's slack recorded as 0, not -30 ms")
+                .isEqualTo(120);
+        assertThat(registry.get("grpc.budget.answered.late")
+                        .tag("method", QUOTE)
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.find("grpc.budget.answered.late")
+                        .tag("method", CHECK)
+                        .counter())
+                .as("no late answer, no counter")
+                .isNull();
+    }
+
+    private static LedgerLine line(Duration slack) {
+        return LedgerLine.builder("hop")
+                .received(Duration.ofMillis(900))
+                .queued(Duration.ZERO)
+                .handler(Duration.ofMillis(10))
+                .granted(Duration.ofMillis(700))
+                .slack(slack)
+                .build();
     }
 
     /**
