@@ -1,6 +1,7 @@
 package dev.grpcops;
 
 import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.client.BalancingListener;
 import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ReadinessGate;
 import dev.grpcops.client.ServiceConfigs;
@@ -53,7 +54,9 @@ public final class ChannelStack {
         /** Lets calls made before the channel's first replica is ready wait for one, for a while. */
         READINESS,
         /** Sends cancellations within the connection's budget, the rest as it refills. */
-        CANCELLATIONS
+        CANCELLATIONS,
+        /** Tells the channel's balancer whom to report its decisions to ({@link BalancingListener}). */
+        BALANCING_EVENTS
     }
 
     private final Map<Layer, Supplier<? extends ClientInterceptor>> layers;
@@ -148,6 +151,15 @@ public final class ChannelStack {
         public Builder cancellations(Supplier<CancellationBudget.Builder> budget) {
             Objects.requireNonNull(budget, "budget");
             return layer(Layer.CANCELLATIONS, () -> budget.get().build());
+        }
+
+        /**
+         * The latency-aware balancer's decisions besides plain picks (replicas passed over, probes,
+         * slow starts) reported to {@code listener}, for metrics.
+         */
+        public Builder balancingListener(BalancingListener listener) {
+            ClientInterceptor events = listener.interceptor();
+            return layer(Layer.BALANCING_EVENTS, () -> events);
         }
 
         /** The channels' default service config ({@link ServiceConfigs}); grpc-java's own if not given. */

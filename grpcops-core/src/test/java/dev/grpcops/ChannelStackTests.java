@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.client.BalancingListener;
 import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.deadline.Budget;
@@ -50,6 +51,7 @@ class ChannelStackTests {
     @Test
     void theLayersComeOutermostFirstWhateverOrderTheyAreGivenIn() {
         ChannelStack stack = ChannelStack.builder()
+                .balancingListener(BalancingListener.NONE)
                 .cancellations(CancellationBudget::builder)
                 .readiness(Duration.ofSeconds(5))
                 .callerForwarding()
@@ -63,7 +65,8 @@ class ChannelStackTests {
                         ChannelStack.Layer.BUDGET,
                         ChannelStack.Layer.CALLER_FORWARDING,
                         ChannelStack.Layer.READINESS,
-                        ChannelStack.Layer.CANCELLATIONS);
+                        ChannelStack.Layer.CANCELLATIONS,
+                        ChannelStack.Layer.BALANCING_EVENTS);
     }
 
     @Test

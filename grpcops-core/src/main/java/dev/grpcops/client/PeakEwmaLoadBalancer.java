@@ -79,6 +79,10 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
      */
     static final long PROBE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+    /** Where a call carries its channel's {@link BalancingListener} ({@link BalancingListener#interceptor()}). */
+    static final io.grpc.CallOptions.Key<BalancingListener> LISTENER =
+            io.grpc.CallOptions.Key.createWithDefault("grpcops-balancing-listener", BalancingListener.NONE);
+
     /** A call without a deadline: no replica is too slow for it. */
     static final long NO_BUDGET = Long.MAX_VALUE;
 
@@ -283,6 +287,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         private boolean everReady;
         /** When its slow start began; {@link Long#MIN_VALUE}: none (read from the picker's threads). */
         private volatile long slowStartSince = Long.MIN_VALUE;
+        /** Set when a slow start begins, cleared by the pick that reports it ({@link BalancingListener}). */
+        final java.util.concurrent.atomic.AtomicBoolean slowStartUnreported =
+                new java.util.concurrent.atomic.AtomicBoolean();
         /** When it first became READY, and when it last left READY (the synchronization context only). */
         private long firstReady;
 
@@ -306,6 +313,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                         latency.reset(initialCost(Replica.this), now);
                         boolean away = !everReady || now - leftReady >= SLOW_START_AWAY_NANOS;
                         slowStartSince = away && othersEstablished(Replica.this, now) ? now : Long.MIN_VALUE;
+                        slowStartUnreported.set(slowStartSince != Long.MIN_VALUE);
                         if (!everReady) {
                             firstReady = now;
                         }
@@ -438,12 +446,33 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
         private final Replica[] ready;
         private final SubchannelPicker[] pickers;
+        /** Replicas whose slow start no pick has reported yet; null when none (most pickers). */
+        private volatile List<Replica> slowStartsToReport;
 
         Picker(Collection<ChildLbState> children) {
             this.ready = children.stream().map(Replica.class::cast).toArray(Replica[]::new);
             this.pickers = new SubchannelPicker[ready.length];
+            List<Replica> toReport = null;
             for (int i = 0; i < ready.length; i++) {
                 pickers[i] = ready[i].getCurrentPicker();
+                if (ready[i].slowStartUnreported.get()) {
+                    toReport = toReport == null ? new ArrayList<>(1) : toReport;
+                    toReport.add(ready[i]);
+                }
+            }
+            this.slowStartsToReport = toReport;
+        }
+
+        /** Each slow start once, to the listener of the first call picked after it began. */
+        private void reportSlowStarts(BalancingListener listener) {
+            List<Replica> toReport = slowStartsToReport;
+            slowStartsToReport = null;
+            if (toReport != null) {
+                for (Replica replica : toReport) {
+                    if (replica.slowStartUnreported.compareAndSet(true, false)) {
+                        listener.slowStartBegan();
+                    }
+                }
             }
         }
 
@@ -462,8 +491,14 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             PickHint hint = args.getCallOptions().getOption(PickHint.KEY);
             Object avoid = hint == null ? null : hint.avoid();
             Deadline deadline = args.getCallOptions().getDeadline();
+            BalancingListener listener = args.getCallOptions().getOption(LISTENER);
+            if (slowStartsToReport != null) {
+                reportSlowStarts(listener);
+            }
             int chosen = choose(
-                    excluded(avoid), deadline == null ? NO_BUDGET : deadline.timeRemaining(TimeUnit.NANOSECONDS));
+                    excluded(avoid),
+                    deadline == null ? NO_BUDGET : deadline.timeRemaining(TimeUnit.NANOSECONDS),
+                    listener);
             Replica replica = ready[chosen];
             PickResult result = pickers[chosen].pickSubchannel(args);
             if (result.getSubchannel() == null) {
@@ -493,7 +528,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         }
 
         /** {@code budgetNanos}: what is left of the call's deadline, {@link #NO_BUDGET} for none. */
-        private int choose(int excluded, long budgetNanos) {
+        private int choose(int excluded, long budgetNanos, BalancingListener listener) {
             int n = ready.length;
             if (n == 1) {
                 return 0;
@@ -530,21 +565,29 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
                 int probed = dueProbe(excluded, now, limit, budgetNanos);
                 if (probed >= 0) {
+                    listener.probed();
                     return probed;
                 }
                 if (ready[winner].cost(now) > limit) {
                     winner = fastest(excluded, now, limit, draw);
+                    listener.passedOver(BalancingListener.PassedOver.LATENCY);
                 }
                 if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
                     // Expected to answer after the call's deadline: one expected within it instead.
                     int within = fastestWithin(excluded, now, budgetNanos, draw);
-                    return within >= 0 ? within : winner;
+                    if (within >= 0) {
+                        listener.passedOver(BalancingListener.PassedOver.DEADLINE);
+                        return within;
+                    }
                 }
                 return winner;
             }
             if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
                 int other = winner == a ? b : a;
-                return ready[other].cost(now) <= budgetNanos ? other : winner;
+                if (ready[other].cost(now) <= budgetNanos) {
+                    listener.passedOver(BalancingListener.PassedOver.DEADLINE);
+                    return other;
+                }
             }
             return winner;
         }

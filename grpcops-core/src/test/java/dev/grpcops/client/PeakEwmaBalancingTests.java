@@ -203,6 +203,72 @@ class PeakEwmaBalancingTests {
                 .isLessThan(roomyTwoDrawn.get(1) + roomyTwoDrawn.get(2) - 30);
     }
 
+    /** What the balancer reported to the calls' listener. */
+    private static final class Reports implements BalancingListener {
+        final Map<PassedOver, Integer> passedOver = new java.util.concurrent.ConcurrentHashMap<>();
+        final java.util.concurrent.atomic.AtomicInteger probes = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger slowStarts = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public void passedOver(PassedOver reason) {
+            passedOver.merge(reason, 1, Integer::sum);
+        }
+
+        @Override
+        public void probed() {
+            probes.incrementAndGet();
+        }
+
+        @Override
+        public void slowStartBegan() {
+            slowStarts.incrementAndGet();
+        }
+
+        InProcessReplicas.Caller caller(InProcessReplicas.Caller inner) {
+            return (stub, request) -> inner.call(stub.withInterceptors(interceptor()), request);
+        }
+    }
+
+    /**
+     * What the balancer decided besides plain picks reaches the listener the calls carry: replicas
+     * passed over for their latency or for the call's deadline, probes, slow starts.
+     */
+    @Test
+    void theBalancerReportsWhatItPassedOverItsProbesAndSlowStarts() throws Exception {
+        Reports reports = new Reports();
+        twoOfThreeSlow(defaults());
+        replicas.run(300, 3, reports.caller(InProcessReplicas.Caller.PLAIN));
+        clock.forward(Duration.ofSeconds(1));
+        List<Integer> shares = replicas.run(30, 3, reports.caller(InProcessReplicas.Caller.PLAIN))
+                .calls();
+        assertThat(reports.passedOver.getOrDefault(BalancingListener.PassedOver.LATENCY, 0))
+                .as("slow replicas the draws chose and the pick passed over, of 330 picks (both drawn slow: a third)")
+                .isGreaterThan(60);
+        assertThat(reports.probes.get())
+                .as("a probe each, a second later: %s", shares)
+                .isEqualTo(shares.get(0) + shares.get(1))
+                .isPositive();
+        replicas.close();
+
+        Reports deadlines = new Reports();
+        slowerByHalf(defaults(), deadlines.caller(withMillisLeft(40)));
+        assertThat(deadlines.passedOver.getOrDefault(BalancingListener.PassedOver.DEADLINE, 0))
+                .isGreaterThan(100);
+        assertThat(deadlines.passedOver).doesNotContainKey(BalancingListener.PassedOver.LATENCY);
+        replicas.close();
+
+        Reports slowStarts = new Reports();
+        start(defaults());
+        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        replicas.run(30, 3, slowStarts.caller(InProcessReplicas.Caller.PLAIN));
+        assertThat(slowStarts.slowStarts.get())
+                .as("the first replicas start together")
+                .isZero();
+        replicas.add().awaitOffered();
+        replicas.run(30, 3, slowStarts.caller(InProcessReplicas.Caller.PLAIN));
+        assertThat(slowStarts.slowStarts.get()).as("once for the one added").isOne();
+    }
+
     /** Replica 0 at 30 ms, 1 and 2 at 45 ms, each learned; then 300 calls by {@code caller}, three at a time. */
     private List<Integer> slowerByHalf(Map<String, ?> serviceConfig, InProcessReplicas.Caller caller) throws Exception {
         start(serviceConfig);

@@ -61,8 +61,9 @@ public final class GrpcopsInterceptorOrder {
     }
 
     /**
-     * The {@code @Order} of {@code layer}'s global client interceptor; the readiness gate and the
-     * cancellation budget are added on each channel's builder, inside every global interceptor
+     * The {@code @Order} of {@code layer}'s global client interceptor; the readiness gate, the
+     * cancellation budget and the balancing listener are added on each channel's builder, inside
+     * every global interceptor
      * ({@link Ordered#LOWEST_PRECEDENCE}).
      */
     public static int of(ChannelStack.Layer layer) {
@@ -71,7 +72,7 @@ public final class GrpcopsInterceptorOrder {
             case BUDGET -> BUDGET_CLIENT;
             case CALLER_FORWARDING -> CALLER_FORWARDING;
             case TRACE_ATTEMPT -> TRACE_ATTEMPT_TAGS;
-            case READINESS, CANCELLATIONS -> Ordered.LOWEST_PRECEDENCE;
+            case READINESS, CANCELLATIONS, BALANCING_EVENTS -> Ordered.LOWEST_PRECEDENCE;
         };
     }
 }

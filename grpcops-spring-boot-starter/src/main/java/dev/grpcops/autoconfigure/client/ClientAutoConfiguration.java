@@ -97,6 +97,18 @@ public class ClientAutoConfiguration {
         };
     }
 
+    /** The balancer's decisions besides plain picks, per channel, as metrics (when there is a meter registry). */
+    @Bean
+    GrpcChannelConfigurer grpcopsBalancingMetrics(
+            org.springframework.beans.factory.ObjectProvider<MeterRegistry> registry) {
+        return (builder, name) -> {
+            MeterRegistry meters = registry.getIfAvailable();
+            if (meters != null) {
+                builder.intercept(new MicrometerBalancingListener(meters, name).interceptor());
+            }
+        };
+    }
+
     private static Counter counter(MeterRegistry meters, String outcome) {
         return Counter.builder("grpc.client.cancellations")
                 .description("Calls cancelled before they ended: the cancellation sent downstream at once, deferred"

@@ -7,6 +7,7 @@ import io.grpc.ManagedChannelBuilder;
 import java.time.Duration;
 import java.util.Map;
 import net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration;
+import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
 import net.devh.boot.grpc.client.channelfactory.InProcessChannelFactory;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
@@ -117,6 +118,65 @@ class ClientAutoConfigurationTests {
     }
 
     @Test
+    void eachChannelsBalancingDecisionsAreCountedTaggedWithTheChannel() {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        runner.withBean(io.micrometer.core.instrument.simple.SimpleMeterRegistry.class, () -> registry)
+                .run(context -> {
+                    RecordingBuilder builder = new RecordingBuilder();
+                    context.getBean("grpcopsBalancingMetrics", GrpcChannelConfigurer.class)
+                            .accept(builder, "stock");
+                    assertThat(builder.interceptors).hasSize(1);
+                    assertThat(registry.get("grpc.client.picks.passed.over")
+                                    .tags("channel", "stock", "reason", "deadline")
+                                    .counter()
+                                    .count())
+                            .as("there before anything happens")
+                            .isZero();
+                    assertThat(registry.get("grpc.client.probes")
+                                    .tag("channel", "stock")
+                                    .counter())
+                            .isNotNull();
+                    assertThat(registry.get("grpc.client.slow.starts")
+                                    .tag("channel", "stock")
+                                    .counter())
+                            .isNotNull();
+                });
+        runner.run(context -> {
+            RecordingBuilder builder = new RecordingBuilder();
+            context.getBean("grpcopsBalancingMetrics", GrpcChannelConfigurer.class)
+                    .accept(builder, "stock");
+            assertThat(builder.interceptors)
+                    .as("no meter registry: nothing to count")
+                    .isEmpty();
+        });
+    }
+
+    @Test
+    void theListenerCountsEachDecisionUnderItsReason() {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        MicrometerBalancingListener listener = new MicrometerBalancingListener(registry, "pricing");
+        listener.passedOver(dev.grpcops.client.BalancingListener.PassedOver.LATENCY);
+        listener.passedOver(dev.grpcops.client.BalancingListener.PassedOver.DEADLINE);
+        listener.passedOver(dev.grpcops.client.BalancingListener.PassedOver.DEADLINE);
+        listener.probed();
+        listener.slowStartBegan();
+        assertThat(registry.get("grpc.client.picks.passed.over")
+                        .tags("channel", "pricing", "reason", "latency")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get("grpc.client.picks.passed.over")
+                        .tags("channel", "pricing", "reason", "deadline")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get("grpc.client.probes").counter().count()).isEqualTo(1);
+        assertThat(registry.get("grpc.client.slow.starts").counter().count()).isEqualTo(1);
+    }
+
+    @Test
     void badOutlierDetectionStopsTheStartNamingTheProperty() {
         runner.withPropertyValues("grpcops.client.outlier-detection.max-ejection-percent=150")
                 .run(context -> assertThat(context)
@@ -147,10 +207,17 @@ class ClientAutoConfigurationTests {
     private static final class RecordingBuilder extends io.grpc.ForwardingChannelBuilder2<RecordingBuilder> {
 
         Map<String, Object> serviceConfig;
+        final java.util.List<io.grpc.ClientInterceptor> interceptors = new java.util.ArrayList<>();
 
         @Override
         protected ManagedChannelBuilder<?> delegate() {
             throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public RecordingBuilder intercept(io.grpc.ClientInterceptor... interceptors) {
+            this.interceptors.addAll(java.util.List.of(interceptors));
+            return this;
         }
 
         @Override

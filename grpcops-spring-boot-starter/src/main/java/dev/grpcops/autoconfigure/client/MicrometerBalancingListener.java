@@ -1,0 +1,57 @@
+package dev.grpcops.autoconfigure.client;
+
+import dev.grpcops.client.BalancingListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One channel's balancing decisions as counters tagged with the channel (the net.devh client
+ * name): {@code grpc.client.picks.passed.over{reason}}, {@code grpc.client.probes} and {@code
+ * grpc.client.slow.starts}. Registered when the channel is made, so that each series is there
+ * (at 0) before anything happens.
+ */
+final class MicrometerBalancingListener implements BalancingListener {
+
+    private final Map<PassedOver, Counter> passedOver = new EnumMap<>(PassedOver.class);
+    private final Counter probes;
+    private final Counter slowStarts;
+
+    MicrometerBalancingListener(MeterRegistry registry, String channel) {
+        for (PassedOver reason : PassedOver.values()) {
+            passedOver.put(
+                    reason,
+                    Counter.builder("grpc.client.picks.passed.over")
+                            .description("Picks that took another replica than the two draws chose: for its latency"
+                                    + " (every replica compared) or for the call's deadline")
+                            .tag("channel", channel)
+                            .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+                            .register(registry));
+        }
+        this.probes = Counter.builder("grpc.client.probes")
+                .description("Calls sent to a replica passed over for its latency, to measure it again")
+                .tag("channel", channel)
+                .register(registry);
+        this.slowStarts = Counter.builder("grpc.client.slow.starts")
+                .description("Replicas that joined ready peers and began their slow start")
+                .tag("channel", channel)
+                .register(registry);
+    }
+
+    @Override
+    public void passedOver(PassedOver reason) {
+        passedOver.get(reason).increment();
+    }
+
+    @Override
+    public void probed() {
+        probes.increment();
+    }
+
+    @Override
+    public void slowStartBegan() {
+        slowStarts.increment();
+    }
+}
