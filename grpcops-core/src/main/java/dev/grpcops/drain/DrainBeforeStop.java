@@ -5,6 +5,7 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,35 +28,32 @@ public final class DrainBeforeStop {
     /** How long stopped servers get to release their transports after everything was cancelled. */
     private static final Duration TERMINATION = Duration.ofSeconds(5);
 
+    /** How long a draining server keeps serving after reporting NOT_SERVING, by default. */
+    public static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
+
+    /** How long calls in flight get after GOAWAY, by default. */
+    public static final Duration DEFAULT_GRACE = Duration.ofSeconds(20);
+
     private final HealthStatusManager health;
     private final InFlightCalls inFlight;
     private final Duration drainDelay;
     private final Duration grace;
     private final Runnable whenDraining;
 
-    /**
-     * @param drainDelay how long to keep serving after reporting NOT_SERVING
-     * @param grace how long calls in flight get after GOAWAY; negative waits as long as they take
-     */
-    public DrainBeforeStop(HealthStatusManager health, InFlightCalls inFlight, Duration drainDelay, Duration grace) {
-        this(health, inFlight, drainDelay, grace, () -> {});
+    private DrainBeforeStop(Builder builder) {
+        this.health = builder.health;
+        this.inFlight = builder.inFlight;
+        this.drainDelay = builder.drainDelay;
+        this.grace = builder.grace;
+        this.whenDraining = builder.whenDraining;
     }
 
     /**
-     * @param whenDraining runs once the health names say NOT_SERVING, e.g. so that calls waiting for
-     *     admission go to another replica instead of waiting out the drain
+     * A drain of the servers whose health names {@code health} holds and whose calls {@code
+     * inFlight} counts (an interceptor on each of their services).
      */
-    public DrainBeforeStop(
-            HealthStatusManager health,
-            InFlightCalls inFlight,
-            Duration drainDelay,
-            Duration grace,
-            Runnable whenDraining) {
-        this.health = health;
-        this.inFlight = inFlight;
-        this.drainDelay = drainDelay;
-        this.grace = grace;
-        this.whenDraining = whenDraining;
+    public static Builder builder(HealthStatusManager health, InFlightCalls inFlight) {
+        return new Builder(health, inFlight);
     }
 
     /** Drains and stops every server of {@code servers} that is still running; returns once they have stopped. */
@@ -108,6 +106,49 @@ public final class DrainBeforeStop {
             log.warn("drain: stopped; {} calls still in flight were cancelled", unfinished);
         } else {
             log.info("drain: stopped; every call in flight finished");
+        }
+    }
+
+    /** Each setting has its default ({@code DEFAULT_*}). */
+    public static final class Builder {
+
+        private final HealthStatusManager health;
+        private final InFlightCalls inFlight;
+        private Duration drainDelay = DEFAULT_DRAIN_DELAY;
+        private Duration grace = DEFAULT_GRACE;
+        private Runnable whenDraining = () -> {};
+
+        private Builder(HealthStatusManager health, InFlightCalls inFlight) {
+            this.health = Objects.requireNonNull(health, "health");
+            this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
+        }
+
+        /** How long to keep serving after reporting NOT_SERVING; zero for no wait. */
+        public Builder drainDelay(Duration drainDelay) {
+            if (drainDelay.isNegative()) {
+                throw new IllegalArgumentException("drain-delay must not be negative, got " + drainDelay);
+            }
+            this.drainDelay = drainDelay;
+            return this;
+        }
+
+        /** How long calls in flight get after GOAWAY; negative waits as long as they take. */
+        public Builder grace(Duration grace) {
+            this.grace = Objects.requireNonNull(grace, "grace");
+            return this;
+        }
+
+        /**
+         * Runs once the health names say NOT_SERVING, e.g. so that calls waiting for admission go
+         * to another replica instead of waiting out the drain.
+         */
+        public Builder whenDraining(Runnable whenDraining) {
+            this.whenDraining = Objects.requireNonNull(whenDraining, "whenDraining");
+            return this;
+        }
+
+        public DrainBeforeStop build() {
+            return new DrainBeforeStop(this);
         }
     }
 }

@@ -206,12 +206,22 @@ public final class WarmUp {
         }
     }
 
+    /** Warm-up calls outstanding at once, by default: enough to exercise the server's concurrency, not to flood it. */
+    public static final int DEFAULT_CONCURRENCY = 4;
+
+    /** Each warm-up call's deadline, by default. */
+    public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(1);
+
+    /** How long warm-up calls are sent at most, by default. */
+    public static final Duration DEFAULT_TIME_LIMIT = Duration.ofSeconds(30);
+
+    /** Each setting has its default ({@code DEFAULT_*}). */
     public static final class Builder {
 
         private final List<Calls<?>> calls = new ArrayList<>();
-        private int concurrency = 4;
-        private Duration deadline = Duration.ofSeconds(1);
-        private Duration timeLimit = Duration.ofSeconds(30);
+        private int concurrency = DEFAULT_CONCURRENCY;
+        private Duration deadline = DEFAULT_DEADLINE;
+        private Duration timeLimit = DEFAULT_TIME_LIMIT;
 
         private Builder() {}
 

@@ -68,17 +68,16 @@ class DrainBeforeStopTests {
     @Test
     void theDrainingHookRunsOnceHealthSaysNotServingAndBeforeTheServersStop() {
         List<String> seen = new java.util.ArrayList<>();
-        new DrainBeforeStop(
-                        health,
-                        inFlight,
-                        Duration.ZERO,
-                        Duration.ofSeconds(10),
-                        () -> seen.add(io.grpc.health.v1.HealthGrpc.newBlockingStub(toA)
-                                        .withDeadlineAfter(5, TimeUnit.SECONDS)
-                                        .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
-                                        .getStatus()
-                                + ", serving calls: "
-                                + !a.isShutdown()))
+        DrainBeforeStop.builder(health, inFlight)
+                .drainDelay(Duration.ZERO)
+                .grace(Duration.ofSeconds(10))
+                .whenDraining(() -> seen.add(io.grpc.health.v1.HealthGrpc.newBlockingStub(toA)
+                                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                                .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
+                                .getStatus()
+                        + ", serving calls: "
+                        + !a.isShutdown()))
+                .build()
                 .drain(List.of(a, b));
 
         assertThat(seen).containsExactly("NOT_SERVING, serving calls: true");
@@ -87,7 +86,11 @@ class DrainBeforeStopTests {
 
     @Test
     void drainsEveryServerNotOnlyTheLastStarted() {
-        new DrainBeforeStop(health, inFlight, Duration.ZERO, Duration.ofSeconds(10)).drain(List.of(a, b));
+        DrainBeforeStop.builder(health, inFlight)
+                .drainDelay(Duration.ZERO)
+                .grace(Duration.ofSeconds(10))
+                .build()
+                .drain(List.of(a, b));
 
         assertThat(a.isTerminated()).as("first server terminated").isTrue();
         assertThat(b.isTerminated()).as("second server terminated").isTrue();
@@ -98,7 +101,12 @@ class DrainBeforeStopTests {
         ListenableFuture<WhoReply> onA = call(toA);
         ListenableFuture<WhoReply> onB = call(toB);
         await().untilAsserted(() -> assertThat(inFlight.count()).isEqualTo(2));
-        Drain drain = Drain.start(new DrainBeforeStop(health, inFlight, Duration.ZERO, FOREVER), List.of(a, b));
+        Drain drain = Drain.start(
+                DrainBeforeStop.builder(health, inFlight)
+                        .drainDelay(Duration.ZERO)
+                        .grace(FOREVER)
+                        .build(),
+                List.of(a, b));
 
         await().untilAsserted(() -> assertThat(a.isShutdown() && b.isShutdown())
                 .as("both servers take no new calls")
@@ -128,7 +136,12 @@ class DrainBeforeStopTests {
     void interruptDuringTheDrainDelayStillStopsTheServersAndKeepsTheInterrupt() throws Exception {
         ListenableFuture<WhoReply> held = call(toA);
         await().untilAsserted(() -> assertThat(inFlight.count()).isEqualTo(1));
-        Drain drain = Drain.start(new DrainBeforeStop(health, inFlight, FOREVER, FOREVER), List.of(a, b));
+        Drain drain = Drain.start(
+                DrainBeforeStop.builder(health, inFlight)
+                        .drainDelay(FOREVER)
+                        .grace(FOREVER)
+                        .build(),
+                List.of(a, b));
 
         await().untilAsserted(() -> assertThat(healthOf(toB)).isEqualTo(ServingStatus.NOT_SERVING));
         assertThat(a.isShutdown() || b.isShutdown())
@@ -149,7 +162,12 @@ class DrainBeforeStopTests {
     void interruptWhileWaitingForCallsInFlightStillStopsTheServersAndKeepsTheInterrupt() throws Exception {
         ListenableFuture<WhoReply> held = call(toA);
         await().untilAsserted(() -> assertThat(inFlight.count()).isEqualTo(1));
-        Drain drain = Drain.start(new DrainBeforeStop(health, inFlight, Duration.ZERO, FOREVER), List.of(a, b));
+        Drain drain = Drain.start(
+                DrainBeforeStop.builder(health, inFlight)
+                        .drainDelay(Duration.ZERO)
+                        .grace(FOREVER)
+                        .build(),
+                List.of(a, b));
 
         await().untilAsserted(() -> assertThat(a.isShutdown() || b.isShutdown())
                 .as("GOAWAY phase begun")
@@ -172,7 +190,11 @@ class DrainBeforeStopTests {
 
         // The grace running out is the behaviour under test: the drain waits it out.
         long start = System.nanoTime();
-        new DrainBeforeStop(health, inFlight, Duration.ZERO, grace).drain(List.of(a, b));
+        DrainBeforeStop.builder(health, inFlight)
+                .drainDelay(Duration.ZERO)
+                .grace(grace)
+                .build()
+                .drain(List.of(a, b));
         Duration took = Duration.ofNanos(System.nanoTime() - start);
 
         assertThat(took).isGreaterThanOrEqualTo(grace).isLessThan(grace.plusSeconds(10));

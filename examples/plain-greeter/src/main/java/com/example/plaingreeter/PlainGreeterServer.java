@@ -17,7 +17,6 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -74,8 +73,7 @@ public final class PlainGreeterServer {
                 .build()
                 .start();
         health.setStatus("", ServingStatus.SERVING);
-        return new PlainGreeterServer(
-                server, new DrainBeforeStop(health, inFlight, Duration.ofSeconds(5), Duration.ofSeconds(20)));
+        return new PlainGreeterServer(server, DrainBeforeStop.builder(health, inFlight).build());
     }
 
     int port() {

@@ -96,12 +96,11 @@ public class DrainAutoConfiguration {
             ShutdownProperties properties,
             GrpcServerProperties server,
             ObjectProvider<Admission> admissions) {
-        return new DrainBeforeStop(
-                health,
-                inFlight,
-                properties.getDrainDelay(),
-                server.getShutdownGracePeriod(),
-                () -> admissions.orderedStream().forEach(Admission::drain));
+        return DrainBeforeStop.builder(health, inFlight)
+                .drainDelay(properties.getDrainDelay())
+                .grace(server.getShutdownGracePeriod())
+                .whenDraining(() -> admissions.orderedStream().forEach(Admission::drain))
+                .build();
     }
 
     @Bean
