@@ -3,6 +3,7 @@ package dev.grpcops.admin;
 import io.grpc.ClientInterceptor;
 import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a caller of an admin method sends: metadata {@code authorization: Bearer <token>}. The
@@ -25,7 +26,7 @@ public final class AdminCredentials {
      * ({@code bearer}, {@code BEARER}), whitespace around and between tolerated; null if the value
      * is missing, has another scheme or no token.
      */
-    public static String bearerToken(String authorization) {
+    public static @Nullable String bearerToken(@Nullable String authorization) {
         if (authorization == null) {
             return null;
         }

@@ -3,6 +3,7 @@ package dev.grpcops.admin;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which admin tokens a service accepts to be configured with: the one place that knows the
@@ -68,7 +69,7 @@ public final class AdminTokens {
      *     {@code "grpcops.admin.token (env GRPCOPS_ADMIN_TOKEN)"}
      * @throws UnusableAdminTokenException if {@link #problem} finds one
      */
-    public static String requireUsable(String token, String source) {
+    public static @Nullable String requireUsable(@Nullable String token, String source) {
         Optional<String> problem = problem(token);
         if (problem.isPresent()) {
             throw new UnusableAdminTokenException(source, problem.get());

@@ -3,6 +3,7 @@ package dev.grpcops.client;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the end of a call says, and about whom: one vocabulary for outlier ejection, the
@@ -50,7 +51,7 @@ public enum CallOutcome {
             Metadata.Key.of("grpcops-relayed", Metadata.ASCII_STRING_MARSHALLER);
 
     /** What {@code status} with {@code trailers} (null when none arrived) says. */
-    public static CallOutcome of(Status status, Metadata trailers) {
+    public static CallOutcome of(Status status, @Nullable Metadata trailers) {
         return switch (status.getCode()) {
             case OK -> ANSWERED;
             case UNAVAILABLE, INTERNAL, UNKNOWN, DATA_LOSS ->

@@ -13,6 +13,7 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.SpanContext;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Traces of gRPC calls, at a small cost per call: a span per served call and per downstream attempt
@@ -77,7 +78,7 @@ public final class GrpcTracing {
      * The span context of the call served in the current gRPC context (sampled or not), or null
      * outside a traced call: what a log line written while serving is correlated by.
      */
-    public static SpanContext currentSpanContext() {
+    public static @Nullable SpanContext currentSpanContext() {
         ServedSpan served = ServedSpan.current();
         return served == null ? null : served.span().getSpanContext();
     }
