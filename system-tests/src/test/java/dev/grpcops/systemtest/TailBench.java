@@ -417,7 +417,7 @@ class TailBench {
     private static final class Faulty {
 
         /** One stretch of Checkouts under the fault. */
-        record Slice(Load load, double[] perReplica, Map<String, Double> hedges) {}
+        record Slice(Load load, double[] perReplica, double[] rejectedPerReplica, Map<String, Double> hedges) {}
 
         private final ServiceProcess pricing;
         private final ServiceProcess edge;
@@ -425,6 +425,9 @@ class TailBench {
         private String delaysAfter;
         private final List<Load> loads = new ArrayList<>();
         private final double[] perReplica = new double[3];
+        /** Calls each replica's admission turned away: the healthy one must stay within its seats. */
+        private final double[] rejectedPerReplica = new double[3];
+
         private final Map<String, Double> hedges = new java.util.TreeMap<>();
 
         Faulty(ServiceProcess pricing, ServiceProcess edge) {
@@ -439,17 +442,21 @@ class TailBench {
             setFault(scenario.pods(), scenario.fault());
             try {
                 double[] stockBefore = stockChecks();
+                double[] rejectedBefore = stockRejections();
                 Map<String, Double> hedgesBefore = hedges(pricing, edge);
                 Load load = load(channel, length, prefix);
                 double[] stockAfter = stockChecks();
+                double[] rejectedAfter = stockRejections();
                 double[] calls = new double[stockAfter.length];
+                double[] rejected = new double[stockAfter.length];
                 for (int i = 0; i < calls.length; i++) {
                     calls[i] = stockAfter[i] - stockBefore[i];
+                    rejected[i] = rejectedAfter[i] - rejectedBefore[i];
                 }
                 Map<String, Double> hedged = hedges(pricing, edge);
                 hedged.replaceAll((key, value) -> value - hedgesBefore.getOrDefault(key, 0.0));
                 delaysAfter = hedgeDelays(pricing, edge);
-                return new Slice(load, calls, hedged);
+                return new Slice(load, calls, rejected, hedged);
             } finally {
                 clearFaults();
             }
@@ -460,6 +467,7 @@ class TailBench {
             loads.add(slice.load());
             for (int i = 0; i < perReplica.length; i++) {
                 perReplica[i] += slice.perReplica()[i];
+                rejectedPerReplica[i] += slice.rejectedPerReplica()[i];
             }
             slice.hedges().forEach((key, value) -> hedges.merge(key, value, Double::sum));
         }
@@ -467,10 +475,12 @@ class TailBench {
         void print(String policy, Scenario scenario) {
             System.out.printf(
                     Locale.ROOT,
-                    "%s / %s: Stock calls per replica s1..s3 %s; hedges %s; hedge delay ms before %s, after %s%n",
+                    "%s / %s: Stock calls per replica s1..s3 %s, turned away by their admission %s; hedges %s;"
+                            + " hedge delay ms before %s, after %s%n",
                     policy,
                     scenario.name(),
                     Arrays.toString(perReplica),
+                    Arrays.toString(rejectedPerReplica),
                     hedges,
                     delaysBefore,
                     delaysAfter);
@@ -495,6 +505,13 @@ class TailBench {
         return stock.pods.stream()
                 .mapToDouble(pod -> Prometheus.sum(
                         pod.metrics(), "grpc_server_processing_duration_seconds_count", "method=\"Check\""))
+                .toArray();
+    }
+
+    /** Calls each Stock replica's admission has turned away so far, for any reason. */
+    private static double[] stockRejections() {
+        return stock.pods.stream()
+                .mapToDouble(pod -> Prometheus.sum(pod.metrics(), "grpc_admission_rejected_total"))
                 .toArray();
     }
 
