@@ -3,8 +3,6 @@ package dev.grpcops.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonParser;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,43 +54,45 @@ class CallCommandTests {
 
     @Test
     void ledgerPrintsTheWaterfallOfAHopThatHoldsTheToken() {
-        CommandLine cli = GrpcOpsCli.commandLine();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
-        CallCommand call = cli.getSubcommands().get("call").getCommand();
-        call.environment = Map.of("GRPCOPS_ADMIN_TOKEN", TestStockServer.LEDGER_TOKEN);
+        CliRun run = CliRun.of(
+                withToken(TestStockServer.LEDGER_TOKEN),
+                "call",
+                stock.target(),
+                "Check",
+                "{\"sku\":\"a\"}",
+                "--deadline",
+                "5s",
+                "--ledger");
 
-        int exit = cli.execute("call", stock.target(), "Check", "{\"sku\":\"a\"}", "--deadline", "5s", "--ledger");
-
-        assertThat(exit).as(err.toString()).isZero();
-        assertThat(JsonParser.parseString(out.toString())
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(JsonParser.parseString(run.out())
                         .getAsJsonObject()
                         .get("sku")
                         .getAsString())
                 .as("the answer stays alone on stdout")
                 .isEqualTo("a");
-        assertThat(err.toString()).contains("budget ledger", "received", "slack");
-        assertThat(err.toString().lines().filter(line -> line.startsWith("chain.v1.Stock")))
+        assertThat(run.err()).contains("budget ledger", "received", "slack");
+        assertThat(run.err().lines().filter(line -> line.startsWith("chain.v1.Stock")))
                 .singleElement()
                 .satisfies(line -> assertThat(line).matches("chain\\.v1\\.Stock\\s+(4\\d{3}|5000)\\.\\d .*"));
     }
 
     @Test
     void ledgerWithAnotherTokenSaysNoneCameBackAndWithoutOneIsRefused() {
-        CommandLine cli = GrpcOpsCli.commandLine();
-        StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(new StringWriter())).setErr(new PrintWriter(err));
-        CallCommand call = cli.getSubcommands().get("call").getCommand();
-        call.environment = Map.of("GRPCOPS_ADMIN_TOKEN", "another-token-0123456789");
-        assertThat(cli.execute("call", stock.target(), "Check", "{\"sku\":\"a\"}", "--ledger"))
-                .isZero();
-        assertThat(err.toString()).contains("no budget ledger came back");
+        CliRun another = CliRun.of(
+                withToken("another-token-0123456789"), "call", stock.target(), "Check", "{\"sku\":\"a\"}", "--ledger");
+        assertThat(another.exit()).isZero();
+        assertThat(another.err()).contains("no budget ledger came back");
 
-        call.environment = Map.of();
-        assertThat(cli.execute("call", stock.target(), "Check", "{\"sku\":\"a\"}", "--ledger"))
-                .isEqualTo(2);
-        assertThat(err.toString()).contains("--ledger needs the services' admin token in GRPCOPS_ADMIN_TOKEN");
+        CliRun none = CliRun.of(withToken(null), "call", stock.target(), "Check", "{\"sku\":\"a\"}", "--ledger");
+        assertThat(none.exit()).isEqualTo(2);
+        assertThat(none.err()).contains("--ledger needs the services' admin token in GRPCOPS_ADMIN_TOKEN");
+    }
+
+    /** The call command sees {@code token} (null: none) as GRPCOPS_ADMIN_TOKEN, whatever the test's own environment holds. */
+    private static java.util.function.Consumer<CommandLine> withToken(String token) {
+        return cli -> ((CallCommand) cli.getSubcommands().get("call").getCommand()).environment =
+                token == null ? Map.of() : Map.of("GRPCOPS_ADMIN_TOKEN", token);
     }
 
     @Test

@@ -5,15 +5,18 @@ import java.io.StringWriter;
 import java.util.function.Consumer;
 import picocli.CommandLine;
 
-/** One run of the CLI as a user runs it, in process: its exit code and what it printed to each stream. */
-record CliRun(int exit, String out, String err) {
+/**
+ * One run of the CLI as a user runs it, in process: its exit code and what it printed to each
+ * stream. The CLI's tests and the system tests share it (the module's test jar).
+ */
+public record CliRun(int exit, String out, String err) {
 
-    static CliRun of(String... args) {
+    public static CliRun of(String... args) {
         return of(cli -> {}, args);
     }
 
     /** With {@code setUp} given the command line first (to set what a command reads from outside). */
-    static CliRun of(Consumer<CommandLine> setUp, String... args) {
+    public static CliRun of(Consumer<CommandLine> setUp, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CommandLine cli = GrpcOpsCli.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));

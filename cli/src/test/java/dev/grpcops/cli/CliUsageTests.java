@@ -2,8 +2,6 @@ package dev.grpcops.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -41,15 +39,13 @@ class CliUsageTests {
 
     @Test
     void drainWithoutTokenDoesNotCall() {
-        StringWriter err = new StringWriter();
-        CommandLine cli = GrpcOpsCli.commandLine()
-                .setOut(new PrintWriter(new StringWriter()))
-                .setErr(new PrintWriter(err));
-        DrainCommand drain = cli.getSubcommands().get("drain").getCommand();
-        drain.environment = Map.of();
+        CliRun drain = CliRun.of(
+                cli -> ((DrainCommand) cli.getSubcommands().get("drain").getCommand()).environment = Map.of(),
+                "drain",
+                "127.0.0.1:1");
         // 2, not the 1 of a failed call: it stopped before calling 127.0.0.1:1, where nothing listens.
-        assertThat(cli.execute("drain", "127.0.0.1:1")).isEqualTo(2);
-        assertThat(err.toString()).contains("set GRPCOPS_ADMIN_TOKEN");
+        assertThat(drain.exit()).isEqualTo(2);
+        assertThat(drain.err()).contains("set GRPCOPS_ADMIN_TOKEN");
     }
 
     @Test

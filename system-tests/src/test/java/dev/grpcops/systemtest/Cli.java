@@ -2,10 +2,8 @@ package dev.grpcops.systemtest;
 
 import com.google.gson.Gson;
 import com.google.gson.reflect.TypeToken;
-import dev.grpcops.cli.GrpcOpsCli;
+import dev.grpcops.cli.CliRun;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** The operator CLI, run in this JVM exactly as its main method runs it. */
+/** The operator CLI, run in this JVM exactly as its main method runs it, or as its runnable jar. */
 final class Cli {
 
     /**
@@ -26,14 +24,10 @@ final class Cli {
 
     private Cli() {}
 
+    /** In this JVM, through the CLI's own test harness. */
     static Result run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = GrpcOpsCli.commandLine()
-                .setOut(new PrintWriter(out))
-                .setErr(new PrintWriter(err))
-                .execute(args);
-        return new Result(exit, out.toString(), err.toString());
+        CliRun run = CliRun.of(args);
+        return new Result(run.exit(), run.out(), run.err());
     }
 
     /**
