@@ -10,6 +10,7 @@ import dev.grpcops.proto.chain.v1.Line;
 import dev.grpcops.testsupport.OtlpReceiver;
 import dev.grpcops.testsupport.OtlpReceiver.CheckoutHops;
 import dev.grpcops.testsupport.OtlpReceiver.ReceivedSpan;
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.List;
@@ -47,6 +48,11 @@ class TracingContainersIT {
         String sku = "traced-" + System.nanoTime();
         receiver.spans.clear(); // the other tests' traces: this one is then the only Checkout
         try {
+            // Connected first: the deadline counts from the call's start, and a new connection through
+            // Docker's proxy on a loaded machine takes longer than the call's way to Edge.
+            await("the channel to Edge connected")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> toEdge.getState(true) == ConnectivityState.READY);
             assertThat(EdgeGrpc.newBlockingStub(toEdge)
                             .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
                             .checkout(CheckoutRequest.newBuilder().addSkus(sku).build())
