@@ -155,7 +155,9 @@ public final class ChannelStack {
 
         /**
          * The latency-aware balancer's decisions besides plain picks (replicas passed over, probes,
-         * slow starts) reported to {@code listener}, for metrics.
+         * slow starts) reported to {@code listener}, for metrics: one listener for every channel of
+         * the stack (a stack per channel, or {@link BalancingListener#interceptor()} on each
+         * channel's builder, to count them apart).
          */
         public Builder balancingListener(BalancingListener listener) {
             ClientInterceptor events = listener.interceptor();

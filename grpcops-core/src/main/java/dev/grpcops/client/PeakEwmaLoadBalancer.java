@@ -27,9 +27,10 @@ import java.util.random.RandomGenerator;
  * ready replicas that are not ejected. Peak-EWMA draws two of them at random and takes the one with
  * the lower cost = peak-EWMA latency × (outstanding + 1); with few replicas ({@code compareAllUpTo})
  * it also looks at every one, and passes over the one drawn while its latency is more than {@value
- * #FULL_VIEW_VETO} times the fastest's, but for one probe a second. A call with a deadline does
- * not go to a replica whose latency cost is more than what is left of it while one within it is
- * in the choice (every replica, or the two drawn). Every call's latency and {@link CallOutcome}
+ * #FULL_VIEW_VETO} times the fastest's, but for one probe a second. A call with a deadline in its
+ * call options (a stub's {@code withDeadline}, or the budget interceptor's; a deadline only in the
+ * caller's {@code Context} is not seen here) does not go to a replica whose latency cost is more
+ * than what is left of it while one within it is in the choice (every replica, or the two drawn). Every call's latency and {@link CallOutcome}
  * feed its replica when the call ends, from the stream's tracer: the cost, and the counts that
  * {@link OutlierDetection} judges once an interval in the synchronization context.
  *
@@ -313,7 +314,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                         latency.reset(initialCost(Replica.this), now);
                         boolean away = !everReady || now - leftReady >= SLOW_START_AWAY_NANOS;
                         slowStartSince = away && othersEstablished(Replica.this, now) ? now : Long.MIN_VALUE;
-                        slowStartUnreported.set(slowStartSince != Long.MIN_VALUE);
+                        // Reported only where it slows anything: round robin and a zero window ignore it.
+                        slowStartUnreported.set(
+                                slowStartSince != Long.MIN_VALUE && !roundRobin && config.slowStartNanos() > 0);
                         if (!everReady) {
                             firstReady = now;
                         }
@@ -492,7 +495,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             Object avoid = hint == null ? null : hint.avoid();
             Deadline deadline = args.getCallOptions().getDeadline();
             BalancingListener listener = args.getCallOptions().getOption(LISTENER);
-            if (slowStartsToReport != null) {
+            if (slowStartsToReport != null && listener != BalancingListener.NONE) {
                 reportSlowStarts(listener);
             }
             int chosen = choose(
@@ -568,17 +571,21 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                     listener.probed();
                     return probed;
                 }
+                BalancingListener.PassedOver passedOver = null;
                 if (ready[winner].cost(now) > limit) {
                     winner = fastest(excluded, now, limit, draw);
-                    listener.passedOver(BalancingListener.PassedOver.LATENCY);
+                    passedOver = BalancingListener.PassedOver.LATENCY;
                 }
                 if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
                     // Expected to answer after the call's deadline: one expected within it instead.
                     int within = fastestWithin(excluded, now, budgetNanos, draw);
                     if (within >= 0) {
-                        listener.passedOver(BalancingListener.PassedOver.DEADLINE);
-                        return within;
+                        winner = within;
+                        passedOver = BalancingListener.PassedOver.DEADLINE;
                     }
+                }
+                if (passedOver != null) {
+                    listener.passedOver(passedOver); // once a pick, for what decided it last
                 }
                 return winner;
             }

@@ -125,8 +125,8 @@ public final class DrainBeforeStop {
 
         /** How long to keep serving after reporting NOT_SERVING; zero for no wait. */
         public Builder drainDelay(Duration drainDelay) {
-            if (drainDelay.isNegative()) {
-                throw new IllegalArgumentException("drain-delay must not be negative, got " + drainDelay);
+            if (Objects.requireNonNull(drainDelay, "drainDelay").isNegative()) {
+                throw new IllegalArgumentException("drainDelay must not be negative, got " + drainDelay);
             }
             this.drainDelay = drainDelay;
             return this;

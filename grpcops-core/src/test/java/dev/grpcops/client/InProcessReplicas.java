@@ -331,8 +331,9 @@ public final class InProcessReplicas implements AutoCloseable {
                     @Override
                     public void updateBalancingState(
                             io.grpc.ConnectivityState state, io.grpc.LoadBalancer.SubchannelPicker picker) {
-                        balancerPicker = picker;
+                        // After the channel has it: a test that sees a replica offered then calls through it.
                         super.updateBalancingState(state, picker);
+                        balancerPicker = picker;
                     }
                 });
             }

@@ -47,7 +47,7 @@ import org.junit.jupiter.api.Timeout;
  * dies, and answers with the status the bound promises.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(11) // the lanes' order: junit-platform.properties
+@Order(10) // the lanes' order: junit-platform.properties
 class AbuseIT {
 
     /**

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * {@code JAVA_TOOL_OPTIONS} as in a container.
  */
 @ResourceLock(ChainIT.CHAIN)
-@Order(10) // the lanes' order: junit-platform.properties
+@Order(8) // the lanes' order: junit-platform.properties
 class AotChainIT extends ChainIT {
 
     @BeforeAll

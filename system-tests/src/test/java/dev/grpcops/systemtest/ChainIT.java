@@ -38,7 +38,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 @ResourceLock(ChainIT.CHAIN) // the chain's processes are static fields, shared with AotChainIT
-@Order(6) // the lanes' order: junit-platform.properties
+@Order(5) // the lanes' order: junit-platform.properties
 class ChainIT {
 
     /** Held by ChainIT and AotChainIT while each runs its chain (the test classes run two at a time). */

@@ -28,7 +28,6 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.parallel.Isolated;
@@ -43,9 +42,9 @@ import org.junit.jupiter.api.parallel.Isolated;
  * comes from {@code -Doverload.seconds=30 -Doverload.inflight=5000}.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(4) // the lanes' order: junit-platform.properties
-// Alone, not in a lane: its polite caller's share is about CPU the flood leaves it, and beside
-// AbuseIT (87 % complete) or RetryStormIT (60 %) another class's processes took that CPU.
+// Alone, after both lanes (@Isolated: it has no place in their order). Its polite caller's share
+// is about the CPU the flood leaves it, and beside AbuseIT (87 % complete) or RetryStormIT (60 %)
+// another class's processes took that CPU.
 @Isolated
 class OverloadIT {
 

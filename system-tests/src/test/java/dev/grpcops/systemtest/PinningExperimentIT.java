@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** design §6 with three whoami pods on loopback: where one channel's calls land, and why. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(3) // the lanes' order: junit-platform.properties
+@Order(2) // the lanes' order: junit-platform.properties
 class PinningExperimentIT {
 
     /**

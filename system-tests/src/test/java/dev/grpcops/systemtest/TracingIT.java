@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Timeout;
  * Stock recorded. Without an endpoint nothing is traced: no span, no trace context sent downstream.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(5) // the lanes' order: junit-platform.properties
+@Order(3) // the lanes' order: junit-platform.properties
 class TracingIT {
 
     private static final String[] TRACED = {

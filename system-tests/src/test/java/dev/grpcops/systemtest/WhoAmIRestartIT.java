@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * round robin over the three pods) fails no call. The Stock restarts are {@link RestartIT}'s.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(2) // the lanes' order: junit-platform.properties
+@Order(9) // the lanes' order: junit-platform.properties
 class WhoAmIRestartIT {
 
     @Test
