@@ -11,10 +11,8 @@ import dev.grpcops.retry.internal.Attempt;
 import dev.grpcops.retry.internal.AttemptInterceptor;
 import io.grpc.ClientInterceptor;
 import io.grpc.Context;
-import io.grpc.StatusRuntimeException;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -31,7 +29,9 @@ import java.util.function.Supplier;
  * </ol>
  * Any other failure ({@code RESOURCE_EXHAUSTED} included), or a retry a rule refuses, is returned
  * as it is. Both attempts run under the same budget: the current one, or a fresh default budget
- * when called outside a served call. {@link #hedged} adds hedging ({@link HedgedCall}). A call made
+ * when called outside a served call. Each path is its own type: {@link #call} a {@link
+ * RetryingCall}, {@link #hedged} (which adds hedging) a {@link HedgedCall}, {@link #blocking} a
+ * {@link BlockingCall}; this class holds what they share. A call made
  * while the process warms itself up ({@link dev.grpcops.warmup.WarmUp}) gets one attempt, neither
  * retried nor hedged nor counted by the limiter or the hedge delays, whatever else is switched off:
  * a downstream not up yet while a server warms up must not spend the tokens its callers' retries
@@ -137,44 +137,7 @@ public final class Retry {
      * waited on the calling thread, which the blocking caller has given up anyway.
      */
     public <T> T blocking(Supplier<T> call) {
-        Budget budget = Budget.current().orElseGet(() -> Budget.fresh(attempts.rules));
-        Context context = budget.attachTo(Context.current());
-        if (WarmUpMark.active()) {
-            return Attempts.runIn(context, call);
-        }
-        Attempt first = new Attempt(0, PickHint.first());
-        try {
-            T answer = Attempts.runIn(first.attachTo(context), call);
-            attempts.limiter.onCall(first.target());
-            attempts.limiter.onSuccess(first.target());
-            return answer;
-        } catch (StatusRuntimeException failure) {
-            String target = first.target();
-            attempts.limiter.onCall(target);
-            long delayMs = attempts.retryDelay(failure, budget, target);
-            if (delayMs < 0) {
-                throw failure;
-            }
-            if (delayMs > 0) {
-                try {
-                    TimeUnit.MILLISECONDS.sleep(delayMs);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw failure;
-                }
-            }
-            if (!attempts.admit(budget, target, delayMs > 0)) {
-                throw failure;
-            }
-            try {
-                T answer = Attempts.runIn(new Attempt(1, PickHint.avoiding(first.hint())).attachTo(context), call);
-                attempts.limiter.onSuccess(target);
-                return answer;
-            } catch (StatusRuntimeException retryFailure) {
-                attempts.account(retryFailure, target);
-                throw retryFailure;
-            }
-        }
+        return BlockingCall.run(attempts, call);
     }
 
     /** How a {@link Retry} decides; only the budget rules are required. */
