@@ -140,12 +140,22 @@ public final class InProcessReplicas implements AutoCloseable {
 
         /** Waits, calling nothing, until the channel's balancer offers this replica to its picks. */
         public Replica awaitOffered() throws InterruptedException {
+            return awaitOffered(true);
+        }
+
+        /** Waits, calling nothing, until the channel's balancer no longer offers this replica (health, a stop). */
+        public Replica awaitNotOffered() throws InterruptedException {
+            return awaitOffered(false);
+        }
+
+        private Replica awaitOffered(boolean offered) throws InterruptedException {
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!offered()) {
+            while (offered() != offered) {
                 if (System.nanoTime() > until) {
-                    throw new IllegalStateException(address + " not offered to the picks within 10 s");
+                    throw new IllegalStateException(
+                            address + (offered ? " not offered" : " still offered") + " to the picks after 10 s");
                 }
-                Thread.sleep(1); // the channel's threads connecting and checking health
+                Thread.sleep(1); // the channel's threads connecting, checking health, hearing a change
             }
             return this;
         }

@@ -354,7 +354,7 @@ class PeakEwmaBalancingTests {
             replicas.replica(i).serving(false);
         }
         for (int i = 0; i < 3; i++) {
-            awaitNotOffered(replicas.replica(i));
+            replicas.replica(i).awaitNotOffered();
         }
         clock.forward(Duration.ofSeconds(2));
 
@@ -365,14 +365,6 @@ class PeakEwmaBalancingTests {
         assertThat(shares.get(1))
                 .as("the second one back, in slow start: its calls of %s", shares)
                 .isLessThan(5);
-    }
-
-    private static void awaitNotOffered(InProcessReplicas.Replica replica) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (replica.offered()) {
-            assertThat(System.nanoTime()).as("still offered after 10 s").isLessThan(until);
-            Thread.sleep(1); // the channel's threads hearing the health change
-        }
     }
 
     /** A reconnect (after GOAWAY, max connection age) is back within milliseconds: no slow start. */
