@@ -180,10 +180,27 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
         compose(Duration.ofMinutes(2), args.toArray(String[]::new));
     }
 
+    /**
+     * Starts stopped {@code services} and returns once Docker sees each healthy (its readiness
+     * answered 200), so that a later test finds it serving. A started container publishes its ports
+     * at new host ports, and Docker's proxy accepts on them before the JVM listens: the addresses
+     * handed out before are forgotten.
+     */
     void start(String... services) {
         List<String> args = new ArrayList<>(List.of("start"));
         args.addAll(List.of(services));
+        synchronized (this) {
+            for (String service : services) {
+                ports.keySet().removeIf(key -> key.startsWith(service + ":"));
+            }
+        }
         compose(Duration.ofMinutes(2), args.toArray(String[]::new));
+        for (String service : services) {
+            await(service + " healthy again")
+                    .atMost(Duration.ofMinutes(3))
+                    .pollInterval(Duration.ofMillis(500))
+                    .until(() -> dockerHealth(service).equals("healthy"));
+        }
     }
 
     @Override
