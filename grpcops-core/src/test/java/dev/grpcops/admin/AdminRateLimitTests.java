@@ -9,6 +9,7 @@ import dev.grpcops.admin.internal.RefusedAdminCalls;
 import dev.grpcops.proto.whoami.v1.DrainReply;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
+import dev.grpcops.testing.FakeClock;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
@@ -22,7 +23,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -42,11 +42,10 @@ class AdminRateLimitTests {
             .logInterval(Duration.ofSeconds(10))
             .build();
 
-    /** Starts far from zero, as System.nanoTime() may. */
-    private final AtomicLong nanos = new AtomicLong(-5_000_000_000L);
+    private final FakeClock clock = new FakeClock();
 
     private final List<String> warnings = new CopyOnWriteArrayList<>();
-    private final RefusedAdminCalls refusals = new RefusedAdminCalls(LIMIT, nanos::get, warnings::add);
+    private final RefusedAdminCalls refusals = new RefusedAdminCalls(LIMIT, clock.nanoClock(), warnings::add);
     private final AtomicInteger drains = new AtomicInteger();
     private final List<String> outcomes = new CopyOnWriteArrayList<>();
     private Server server;
@@ -66,7 +65,7 @@ class AdminRateLimitTests {
     void anAddressIsRefusedUncheckedAfterMaxFailuresUntilTheWindowEnds() {
         for (int i = 0; i < 4; i++) {
             refusals.refused("10.0.0.1", DRAIN, WRONG, true);
-            advance(Duration.ofSeconds(1));
+            clock.forward(Duration.ofSeconds(1));
         }
         assertThat(refusals.blocked("10.0.0.1")).as("4 of 5").isZero();
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
@@ -76,12 +75,12 @@ class AdminRateLimitTests {
                 .as("other addresses are not affected")
                 .isZero();
 
-        advance(Duration.ofSeconds(5));
+        clock.forward(Duration.ofSeconds(5));
         refusals.refused("10.0.0.1", DRAIN, Status.RESOURCE_EXHAUSTED, false);
         assertThat(refusals.blocked("10.0.0.1"))
                 .as("unchecked refusals do not extend it")
                 .isEqualTo(Duration.ofSeconds(1));
-        advance(Duration.ofSeconds(1));
+        clock.forward(Duration.ofSeconds(1));
         assertThat(refusals.blocked("10.0.0.1")).isZero();
 
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
@@ -95,7 +94,7 @@ class AdminRateLimitTests {
         for (int i = 0; i < 20; i++) {
             refusals.refused("10.0.0.1", DRAIN, WRONG, true);
             assertThat(refusals.blocked("10.0.0.1")).isZero();
-            advance(Duration.ofMillis(2_600)); // 4 per window at most
+            clock.forward(Duration.ofMillis(2_600)); // 4 per window at most
         }
     }
 
@@ -116,14 +115,14 @@ class AdminRateLimitTests {
                 .containsExactly(
                         "admin: 1 refused call from 10.0.0.1; latest: grpcops.v1.WhoAmI/Drain PERMISSION_DENIED admin token rejected");
         for (int i = 0; i < 311; i++) {
-            advance(Duration.ofMillis(20));
+            clock.forward(Duration.ofMillis(20));
             refusals.refused(
                     "10.0.0.1", DRAIN, i < 4 ? WRONG : Status.RESOURCE_EXHAUSTED.withDescription("too many"), i < 4);
         }
         refusals.refused("10.0.0.2", DRAIN, WRONG, true);
         assertThat(warnings).as("one line per address so far").hasSize(2);
 
-        advance(Duration.ofMillis(3_780)); // 10 s after the first line
+        clock.forward(Duration.ofMillis(3_780)); // 10 s after the first line
         refusals.refused("10.0.0.1", DRAIN, Status.RESOURCE_EXHAUSTED.withDescription("too many"), false);
         assertThat(warnings)
                 .hasSize(3)
@@ -136,12 +135,12 @@ class AdminRateLimitTests {
     @Test
     void countsNotLoggedYetAreLoggedByTheNextCallOnceTheirIntervalHasPassed() {
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
-        advance(Duration.ofSeconds(1));
+        clock.forward(Duration.ofSeconds(1));
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
         refusals.refused("10.0.0.1", DRAIN, WRONG, true);
         assertThat(warnings).hasSize(1);
 
-        advance(Duration.ofSeconds(10));
+        clock.forward(Duration.ofSeconds(10));
         refusals.succeeded("10.0.0.9"); // any admin call, from anyone
         assertThat(warnings)
                 .hasSize(2)
@@ -150,7 +149,7 @@ class AdminRateLimitTests {
                 .startsWith("admin: 2 refused calls from 10.0.0.1 in the last 10.0 s;");
 
         assertThat(refusals.trackedPeers()).as("kept while its line is recent").isOne();
-        advance(Duration.ofSeconds(10));
+        clock.forward(Duration.ofSeconds(10));
         refusals.blocked("10.0.0.9");
         assertThat(refusals.trackedPeers())
                 .as("nothing left to count or log: forgotten")
@@ -231,7 +230,7 @@ class AdminRateLimitTests {
                         "RESOURCE_EXHAUSTED");
         assertThat(warnings).as("one line for seven refusals so far").hasSize(1);
 
-        advance(Duration.ofSeconds(10));
+        clock.forward(Duration.ofSeconds(10));
         assertThat(refused("wrong-token-7").getCode())
                 .as("checked again once the window has passed")
                 .isEqualTo(Status.Code.PERMISSION_DENIED);
@@ -268,10 +267,6 @@ class AdminRateLimitTests {
         WhoAmIGrpc.WhoAmIBlockingStub stub = WhoAmIGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
         return (token == null ? stub : stub.withInterceptors(AdminCredentials.bearer(token)))
                 .drain(DrainRequest.getDefaultInstance());
-    }
-
-    private void advance(Duration duration) {
-        nanos.addAndGet(duration.toNanos());
     }
 
     private void start() throws Exception {

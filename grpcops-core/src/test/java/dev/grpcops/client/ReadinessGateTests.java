@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.FakeClock;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Server;
@@ -17,7 +18,6 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -91,8 +91,8 @@ class ReadinessGateTests {
 
     @Test
     void pastTheWindowCallsFailFastAgain() throws Exception {
-        AtomicLong now = new AtomicLong();
-        ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(5), now::get);
+        FakeClock clock = new FakeClock();
+        ReadinessGate gate = new ReadinessGate(Duration.ofSeconds(5), clock.nanoClock());
         ManagedChannel channel = ManagedChannelBuilder.forTarget("list:///127.0.0.1:" + freePort())
                 .usePlaintext()
                 .intercept(gate)
@@ -100,7 +100,7 @@ class ReadinessGateTests {
         gate.follow(channel);
         try {
             assertThat(gate.waiting()).isTrue();
-            now.addAndGet(Duration.ofSeconds(6).toNanos());
+            clock.forward(Duration.ofSeconds(6));
             assertThat(gate.waiting()).isFalse();
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,

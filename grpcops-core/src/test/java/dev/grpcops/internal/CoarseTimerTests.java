@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.grpcops.testing.FakeClock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -12,7 +13,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,15 +45,16 @@ class CoarseTimerTests {
     /** On a clock of the test's: the order comes from the deadlines, however slowly they were scheduled. */
     @Test
     void tasksRunInDeadlineOrderWhateverTheOrderTheyCameIn() throws Exception {
-        AtomicLong now = new AtomicLong();
-        CoarseTimer onFakeTime = new CoarseTimer("fake-time-timer", TimeUnit.MILLISECONDS.toNanos(1), now::get);
+        FakeClock clock = new FakeClock();
+        CoarseTimer onFakeTime =
+                new CoarseTimer("fake-time-timer", TimeUnit.MILLISECONDS.toNanos(1), clock.nanoClock());
         try {
             List<Integer> order = new CopyOnWriteArrayList<>();
             onFakeTime.schedule(() -> order.add(3), 30, TimeUnit.MILLISECONDS);
             onFakeTime.schedule(() -> order.add(1), 10, TimeUnit.MILLISECONDS);
             onFakeTime.schedule(() -> order.add(2), 20, TimeUnit.MILLISECONDS);
             onFakeTime.schedule(() -> order.add(0), 1, TimeUnit.MILLISECONDS);
-            now.addAndGet(TimeUnit.MILLISECONDS.toNanos(30));
+            clock.forwardMillis(30);
             onFakeTime.schedule(() -> {}, 0, TimeUnit.NANOSECONDS).get(5, TimeUnit.SECONDS); // wakes the timer
             await().atMost(Duration.ofSeconds(5)).until(() -> order.size() == 4);
             assertThat(order).containsExactly(0, 1, 2, 3);
@@ -68,9 +69,9 @@ class CoarseTimerTests {
      */
     @Test
     void aTaskDueWhileABatchRanRunsRightAfterIt() throws Exception {
-        AtomicLong now = new AtomicLong();
+        FakeClock clock = new FakeClock();
         // One-second ticks, on a clock of the test's: a stale "now" would mean a real second's sleep.
-        CoarseTimer onFakeTime = new CoarseTimer("fake-time-timer", TimeUnit.SECONDS.toNanos(1), now::get);
+        CoarseTimer onFakeTime = new CoarseTimer("fake-time-timer", TimeUnit.SECONDS.toNanos(1), clock.nanoClock());
         try {
             java.util.concurrent.CompletableFuture<Long> laterRan = new java.util.concurrent.CompletableFuture<>();
             onFakeTime.schedule(() -> laterRan.complete(System.nanoTime()), 500, TimeUnit.MILLISECONDS);
@@ -78,7 +79,7 @@ class CoarseTimerTests {
             onFakeTime
                     .schedule(
                             () -> {
-                                now.addAndGet(TimeUnit.SECONDS.toNanos(5)); // the batch takes long
+                                clock.forward(Duration.ofSeconds(5)); // the batch takes long
                                 batchEnded[0] = System.nanoTime();
                             },
                             0,

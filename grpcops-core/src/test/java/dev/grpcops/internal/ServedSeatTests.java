@@ -2,6 +2,7 @@ package dev.grpcops.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.grpcops.testing.FakeClock;
 import io.grpc.Context;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -10,20 +11,24 @@ import org.junit.jupiter.api.Test;
 /** The seat of a served call: released once, at its last end, with the time it waited on others. */
 class ServedSeatTests {
 
-    private final AtomicLong now = new AtomicLong();
+    private final FakeClock clock = new FakeClock();
+    /** Where the test's times count from: {@link #at} moves the clock to them. */
+    private final long start = clock.nanoTime();
+
     private final AtomicInteger releases = new AtomicInteger();
     private final AtomicLong waitedAtRelease = new AtomicLong(-1);
     private ServedSeat seat;
 
     private ServedSeatTests() {
-        seat = ServedSeat.current(ServedSeat.attach(Context.ROOT, now::get, () -> {
+        seat = ServedSeat.current(ServedSeat.attach(Context.ROOT, clock.nanoClock(), () -> {
             releases.incrementAndGet();
             waitedAtRelease.set(seat.waitedNanos());
         }));
     }
 
+    /** Moves the clock forward to {@code millis} after the start (each test's times only go forward). */
     private void at(long millis) {
-        now.set(millis * 1_000_000L);
+        clock.forwardNanos(start + millis * 1_000_000L - clock.nanoTime());
     }
 
     @Test

@@ -2,8 +2,7 @@ package dev.grpcops.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import dev.grpcops.testing.FakeClock;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,7 +29,7 @@ class HedgeWinsTests {
     @ParameterizedTest(name = "{0}")
     @MethodSource("outcomes")
     void losingFollowsTheRecentOutcomes(String name, String outcomes, boolean losing) {
-        HedgeWins wins = new HedgeWins(new AtomicLong()::get);
+        HedgeWins wins = new HedgeWins(new FakeClock().nanoClock());
         for (char outcome : outcomes.toCharArray()) {
             if (outcome == 'W') {
                 wins.won();
@@ -44,16 +43,16 @@ class HedgeWinsTests {
 
     @Test
     void whileLosingOneHedgeASecondMayGoOut() {
-        AtomicLong now = new AtomicLong(TimeUnit.SECONDS.toNanos(5));
-        HedgeWins wins = new HedgeWins(now::get);
+        FakeClock clock = new FakeClock();
+        HedgeWins wins = new HedgeWins(clock.nanoClock());
         for (int i = 0; i < 8; i++) {
             wins.lost();
         }
         assertThat(wins.mayHedge()).as("the first probe").isTrue();
         assertThat(wins.mayHedge()).as("a second, at once").isFalse();
-        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(999));
+        clock.forwardMillis(999);
         assertThat(wins.mayHedge()).as("999 ms later").isFalse();
-        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+        clock.forwardMillis(1);
         assertThat(wins.mayHedge()).as("a second later").isTrue();
         wins.won();
         assertThat(wins.mayHedge()).as("once the probe won").isTrue();

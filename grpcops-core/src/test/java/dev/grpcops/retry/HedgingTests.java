@@ -22,7 +22,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
@@ -112,15 +111,15 @@ class HedgingTests {
     }
 
     /**
-     * A retry on the fake clock {@code now}, warmed with 64 instant answers, and the delay its
-     * hedges follow; the listener counts outcomes.
+     * A retry reading time from {@code clock} (its scheduler stays the real one), warmed with 64 instant
+     * answers, and the delay its hedges follow; the listener counts outcomes.
      */
     private Retry warmedOnFakeClock(
-            Hedging hedging, RetryLimiter limiter, AtomicLong now, AtomicReference<DoubleSupplier> delay) {
+            Hedging hedging, RetryLimiter limiter, FakeClock clock, AtomicReference<DoubleSupplier> delay) {
         Retry retry = Retry.builder(BudgetRules.DEFAULTS)
                 .hedging(hedging)
                 .limiter(limiter)
-                .nanoClock(now::get)
+                .nanoClock(clock.nanoClock())
                 .listener(new RetryListener() {
                     @Override
                     public void hedge(String target, HedgeOutcome outcome) {
@@ -350,7 +349,6 @@ class HedgingTests {
 
     @Test
     void whileHedgesLoseOneASecondIsSentAndTheFirstsHeldBackAreLearned() throws Exception {
-        AtomicLong now = new AtomicLong();
         AtomicReference<DoubleSupplier> delays = new AtomicReference<>();
         Hedging roomForAHedgePerCall = Hedging.builder()
                 .percentile(95)
@@ -358,7 +356,7 @@ class HedgingTests {
                 .minSamples(64)
                 .maxExtraPercent(100)
                 .build();
-        Retry retry = warmedOnFakeClock(roomForAHedgePerCall, RetryLimiter.unlimited(), now, delays);
+        Retry retry = warmedOnFakeClock(roomForAHedgePerCall, RetryLimiter.unlimited(), clock, delays);
         DoubleSupplier delay = delays.get();
 
         // The whole target is slow: the first answers before each of nine hedges.
@@ -377,7 +375,7 @@ class HedgingTests {
         }
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> outcomes(HedgeOutcome.THROTTLED) == 20);
         assertThat(outcomes(HedgeOutcome.SENT)).isEqualTo(9);
-        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(500));
+        clock.forwardMillis(500);
         for (List<SettableFuture<String>> started : held) {
             assertThat(started).hasSize(1);
             started.get(0).set("slow");
@@ -387,7 +385,7 @@ class HedgingTests {
         }
 
         // A second later, one hedge goes out to find out whether hedges win again.
-        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        clock.forward(Duration.ofSeconds(1));
         retry.hedged(() -> Futures.immediateFuture("after a second"));
         assertThat(delay.getAsDouble())
                 .as("the slow firsts held back are learned: the delay follows them")

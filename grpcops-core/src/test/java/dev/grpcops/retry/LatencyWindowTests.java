@@ -2,21 +2,16 @@ package dev.grpcops.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import dev.grpcops.testing.FakeClock;
 import org.junit.jupiter.api.Test;
 
 /** The hedge delay's estimate: a percentile of the newest seconds of answers it needs (up to 30), on a fake clock. */
 class LatencyWindowTests {
 
-    private final AtomicLong now = new AtomicLong(TimeUnit.HOURS.toNanos(1));
+    private final FakeClock clock = new FakeClock();
 
     private static long ms(double millis) {
         return (long) (millis * 1_000_000);
-    }
-
-    private void advance(double millis) {
-        now.addAndGet(ms(millis));
     }
 
     @Test
@@ -33,7 +28,7 @@ class LatencyWindowTests {
 
     @Test
     void thePercentileOfTheAnswersSeenAfterTheFirst64() {
-        LatencyWindow window = new LatencyWindow(99, now::get);
+        LatencyWindow window = new LatencyWindow(99, clock.nanoClock());
         for (int i = 0; i < 63; i++) {
             window.record(ms(1));
         }
@@ -44,7 +39,7 @@ class LatencyWindowTests {
 
         // 1000 answers, one in a hundred slow: once a second passes, the 99th percentile is the fast ones'.
         for (int i = 0; i < 1000; i++) {
-            advance(1);
+            clock.forwardMillis(1);
             window.record(i % 100 == 0 ? ms(200) : ms(2));
         }
         assertThat(window.percentileNanos()).isBetween(ms(2), ms(2.13));
@@ -53,7 +48,7 @@ class LatencyWindowTests {
 
     @Test
     void aBusyMinuteDoesNotMoveTheEstimateBetweenRecomputations() {
-        LatencyWindow window = new LatencyWindow(99.5, now::get);
+        LatencyWindow window = new LatencyWindow(99.5, clock.nanoClock());
         for (int i = 0; i < 2000; i++) {
             window.record(ms(3));
         }
@@ -63,7 +58,7 @@ class LatencyWindowTests {
             window.record(ms(50));
         }
         assertThat(window.percentileNanos()).isEqualTo(estimate);
-        advance(1001);
+        clock.forwardMillis(1001);
         window.record(ms(3));
         assertThat(window.percentileNanos()).isGreaterThanOrEqualTo(ms(50));
     }
@@ -71,13 +66,13 @@ class LatencyWindowTests {
     @Test
     void answersOlderThanTheWindowAreForgotten() {
         // At 99.5 the estimate wants 2000 answers: at ten a second it takes all 30 s it has.
-        LatencyWindow window = new LatencyWindow(99.5, now::get);
+        LatencyWindow window = new LatencyWindow(99.5, clock.nanoClock());
         for (int i = 0; i < 1000; i++) {
             window.record(ms(100));
         }
         assertThat(window.percentileNanos()).isGreaterThanOrEqualTo(ms(100));
         for (int i = 0; i < 290; i++) {
-            advance(100);
+            clock.forwardMillis(100);
             window.record(ms(1));
         }
         assertThat(window.percentileNanos())
@@ -85,7 +80,7 @@ class LatencyWindowTests {
                 .isGreaterThanOrEqualTo(ms(100));
         // 40 s in all: the slow ones are out of every slot.
         for (int i = 0; i < 110; i++) {
-            advance(100);
+            clock.forwardMillis(100);
             window.record(ms(1));
         }
         assertThat(window.percentileNanos()).isBetween(ms(1), ms(1.07));
@@ -94,18 +89,18 @@ class LatencyWindowTests {
 
     @Test
     void aColdStartLeavesTheEstimateOnceEnoughNewerAnswersAreIn() {
-        LatencyWindow window = new LatencyWindow(99.5, now::get);
+        LatencyWindow window = new LatencyWindow(99.5, clock.nanoClock());
         // A just-started process: its first 500 answers slow, then a thousand fast ones a second.
         for (int i = 0; i < 500; i++) {
             window.record(ms(80));
         }
         for (int i = 0; i < 1500; i++) {
-            advance(1);
+            clock.forwardMillis(1);
             window.record(ms(2));
         }
         assertThat(window.percentileNanos()).as("1.5 s on").isGreaterThanOrEqualTo(ms(80));
         for (int i = 0; i < 2000; i++) {
-            advance(1);
+            clock.forwardMillis(1);
             window.record(ms(2));
         }
         // The newest whole seconds hold the 2000 answers the estimate wants: the slow second is out.

@@ -3,6 +3,7 @@ package dev.grpcops.retry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.grpcops.testing.FakeClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +11,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -23,9 +23,10 @@ class RetryLimiterTests {
 
     private static final String STOCK = "stock:50061";
 
-    private final AtomicLong now = new AtomicLong(TimeUnit.HOURS.toNanos(1));
+    private final FakeClock clock = new FakeClock();
     private final TokenBucket bucket = TokenBucket.builder().build();
-    private final RetryBudget budget = RetryBudget.builder().nanoClock(now::get).build();
+    private final RetryBudget budget =
+            RetryBudget.builder().nanoClock(clock.nanoClock()).build();
 
     /** F: an attempt failed with UNAVAILABLE (−1), S: one succeeded (+0.1); retries stop at ≤ 5 of 10. */
     @ParameterizedTest(name = "{0} → {1} tokens, retry allowed: {2}")
@@ -82,12 +83,12 @@ class RetryLimiterTests {
         }
         assertThat(takeAll(budget)).isEqualTo(20);
 
-        now.addAndGet(Duration.ofSeconds(5).toNanos());
+        clock.forward(Duration.ofSeconds(5));
         assertThat(budget.tryAcquire(STOCK))
                 .as("5 s later the retries still count")
                 .isFalse();
 
-        now.addAndGet(Duration.ofSeconds(5).toNanos());
+        clock.forward(Duration.ofSeconds(5));
         assertThat(budget.taken(STOCK))
                 .as("10 s later calls and retries have left the window")
                 .isZero();
@@ -98,12 +99,12 @@ class RetryLimiterTests {
     void retryBudgetSlidesSlotBySlot() {
         assertThat(takeAll(budget)).isEqualTo(10); // the floor, all at t = 0
         for (int second = 1; second <= 9; second++) {
-            now.addAndGet(Duration.ofSeconds(1).toNanos());
+            clock.forward(Duration.ofSeconds(1));
             assertThat(budget.tryAcquire(STOCK))
                     .as("t = %d s: the floor's ten are still in the window", second)
                     .isFalse();
         }
-        now.addAndGet(Duration.ofSeconds(1).toNanos());
+        clock.forward(Duration.ofSeconds(1));
         assertThat(takeAll(budget)).as("t = 10 s: the first slot has left").isEqualTo(10);
     }
 
