@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
         name = "fault",
         mixinStandardHelpOptions = true,
         description = {
-            "Makes one replica slow, stalling or failing on purpose, or clears what it injects.",
+            "Makes one replica slow, stalling, busy or failing on purpose, or clears what it injects.",
             "Without an option it shows what the replica injects now. Changing it needs GRPCOPS_ADMIN_TOKEN.",
             "Each change replaces the whole set: --delay 200ms --error-ratio 0.1 sets both, and clears a stall."
         })
@@ -39,6 +39,13 @@ final class FaultCommand implements Callable<Integer> {
             paramLabel = "D/P",
             description = "answers held for D at the start of every P, e.g. 200ms/1s (a periodic pause)")
     String stall;
+
+    @Option(
+            names = "--work",
+            paramLabel = "D",
+            description =
+                    "CPU work before every call, e.g. 2ms: the replica's capacity falls (--delay only holds answers)")
+    Duration work;
 
     @Option(names = "--error-ratio", paramLabel = "R", description = "share of calls failed at once, 0-1")
     Double errorRatio;
@@ -64,8 +71,9 @@ final class FaultCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        boolean change = clear || delay != null || stall != null || errorRatio != null || errorCode != null;
-        if (clear && (delay != null || stall != null || errorRatio != null || errorCode != null)) {
+        boolean anyFault = delay != null || stall != null || work != null || errorRatio != null || errorCode != null;
+        boolean change = clear || anyFault;
+        if (clear && anyFault) {
             spec.commandLine().getErr().println("error: --clear takes no other fault option");
             return 2;
         }
@@ -86,6 +94,9 @@ final class FaultCommand implements Callable<Integer> {
                 spec.commandLine().getErr().println("error: --stall: " + e.getMessage());
                 return 2;
             }
+        }
+        if (work != null) {
+            faults.setWorkMs(work.toMillis());
         }
         if (errorRatio != null) {
             faults.setErrorRatio(errorRatio);
@@ -116,6 +127,7 @@ final class FaultCommand implements Callable<Integer> {
             printed.put("delay_ms", state.getFaults().getDelayMs());
             printed.put("stall_ms", state.getFaults().getStallMs());
             printed.put("stall_every_ms", state.getFaults().getStallEveryMs());
+            printed.put("work_ms", state.getFaults().getWorkMs());
             printed.put("error_ratio", state.getFaults().getErrorRatio());
             printed.put("error_code", state.getFaults().getErrorCode());
             spec.commandLine().getOut().println(new GsonBuilder().create().toJson(printed));

@@ -69,15 +69,28 @@ class FaultCommandTests {
     @Test
     void setsShowsAndClearsWhatAReplicaInjects() {
         Map<String, String> env = Map.of("GRPCOPS_ADMIN_TOKEN", TOKEN);
-        CliRun set = run(env, "fault", target, "--delay", "200ms", "--stall", "200ms/1s", "--error-ratio", "0.5");
+        CliRun set = run(
+                env,
+                "fault",
+                target,
+                "--delay",
+                "200ms",
+                "--stall",
+                "200ms/1s",
+                "--work",
+                "2ms",
+                "--error-ratio",
+                "0.5");
         assertThat(set.exit()).as(set.err()).isZero();
         JsonObject printed = JsonParser.parseString(set.out()).getAsJsonObject();
         assertThat(printed.get("replica").getAsString()).isEqualTo("stock-2");
         assertThat(printed.get("stall_every_ms").getAsLong()).isEqualTo(1000);
+        assertThat(printed.get("work_ms").getAsLong()).isEqualTo(2);
         assertThat(faults.current())
                 .isEqualTo(Faults.builder()
                         .delay(Duration.ofMillis(200))
                         .stall(Duration.ofMillis(200), Duration.ofSeconds(1))
+                        .work(Duration.ofMillis(2))
                         .errorRatio(0.5)
                         .build());
 

@@ -13,4 +13,7 @@ public interface FaultListener {
 
     /** A call's answer was held by the delay, or by a stall, or both. */
     default void held(boolean delayed, boolean stalled) {}
+
+    /** A call's thread did the injected CPU work before its handler ran. */
+    default void worked() {}
 }

@@ -8,7 +8,9 @@ import java.util.Set;
 
 /**
  * What a replica injects: an extra delay before every answer, a periodic stall (answers held for
- * {@link #stall()} at the start of every {@link #stallEvery()}), and a share of calls failed at once
+ * {@link #stall()} at the start of every {@link #stallEvery()}), CPU work before every call (its
+ * capacity falls: the delay and the stall only hold answers, and cost the replica nothing), and a
+ * share of calls failed at once
  * with {@link #errorCode()} ({@code UNAVAILABLE} unless told otherwise: a replica down; {@code INTERNAL},
  * {@code UNKNOWN} or {@code DATA_LOSS}: a broken one; {@code RESOURCE_EXHAUSTED}: one shedding load).
  * {@link #NONE} injects nothing.
@@ -16,12 +18,14 @@ import java.util.Set;
  * <pre>{@code
  * Faults slow = Faults.builder().delay(Duration.ofMillis(200)).build();
  * Faults broken = Faults.builder().errorRatio(0.5).errorCode(Status.Code.INTERNAL).build();
+ * Faults busy = Faults.builder().work(Duration.ofMillis(2)).build();
  * }</pre>
  */
 public final class Faults {
 
     private static final Duration MAX_HOLD = Duration.ofSeconds(60);
     private static final Duration MAX_PERIOD = Duration.ofHours(1);
+    private static final Duration MAX_WORK = Duration.ofSeconds(1);
 
     /** The codes an injected error may have: a replica failing, or shedding. */
     public static final Set<Status.Code> ERROR_CODES = Set.of(
@@ -39,6 +43,7 @@ public final class Faults {
     private final Duration stallEvery;
     private final double errorRatio;
     private final Status.Code errorCode;
+    private final Duration work;
 
     private Faults(Builder builder) {
         this.delay = builder.delay;
@@ -46,6 +51,7 @@ public final class Faults {
         this.stallEvery = builder.stallEvery;
         this.errorRatio = builder.errorRatio;
         this.errorCode = builder.errorCode;
+        this.work = builder.work;
     }
 
     /** Nothing injected, to add what you need. */
@@ -78,9 +84,14 @@ public final class Faults {
         return errorCode;
     }
 
+    /** CPU work the call's thread does before each call's handler runs; zero for none. */
+    public Duration work() {
+        return work;
+    }
+
     /** Whether anything is injected. */
     public boolean any() {
-        return !delay.isZero() || !stall.isZero() || errorRatio > 0;
+        return !delay.isZero() || !stall.isZero() || errorRatio > 0 || !work.isZero();
     }
 
     @Override
@@ -90,15 +101,19 @@ public final class Faults {
                 && stall.equals(that.stall)
                 && stallEvery.equals(that.stallEvery)
                 && errorRatio == that.errorRatio
-                && errorCode == that.errorCode;
+                && errorCode == that.errorCode
+                && work.equals(that.work);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(delay, stall, stallEvery, errorRatio, errorCode);
+        return Objects.hash(delay, stall, stallEvery, errorRatio, errorCode, work);
     }
 
-    /** How operators write it: {@code delay 200ms, stall 200ms/1000ms, error-ratio 0.5 INTERNAL}, or {@code none}. */
+    /**
+     * How operators write it: {@code delay 200ms, stall 200ms/1000ms, work 2ms, error-ratio 0.5 INTERNAL},
+     * or {@code none}.
+     */
     @Override
     public String toString() {
         if (!any()) {
@@ -114,6 +129,12 @@ public final class Faults {
                     .append(stall.toMillis())
                     .append("ms/")
                     .append(stallEvery.toMillis())
+                    .append("ms");
+        }
+        if (!work.isZero()) {
+            text.append(text.isEmpty() ? "" : ", ")
+                    .append("work ")
+                    .append(work.toMillis())
                     .append("ms");
         }
         if (errorRatio > 0) {
@@ -133,6 +154,7 @@ public final class Faults {
         private Duration stallEvery = Duration.ZERO;
         private double errorRatio;
         private Status.Code errorCode = Status.Code.UNAVAILABLE;
+        private Duration work = Duration.ZERO;
 
         private Builder() {}
 
@@ -155,6 +177,15 @@ public final class Faults {
             return this;
         }
 
+        /**
+         * CPU work before each call's handler runs, 0 to 1 s, on the call's thread: the replica
+         * serves fewer calls per second per core, as if each cost that much more to serve.
+         */
+        public Builder work(Duration work) {
+            this.work = work;
+            return this;
+        }
+
         /** What the failed calls end with: one of {@link #ERROR_CODES}; {@code UNAVAILABLE} by default. */
         public Builder errorCode(Status.Code errorCode) {
             this.errorCode = errorCode;
@@ -166,6 +197,7 @@ public final class Faults {
             requireBetween("delay", delay, MAX_HOLD);
             requireBetween("stall", stall, MAX_HOLD);
             requireBetween("stall-every", stallEvery, MAX_PERIOD);
+            requireBetween("work", work, MAX_WORK);
             if (!stall.isZero() && stallEvery.compareTo(stall) <= 0) {
                 throw new InvalidFaultException(
                         "stall-every",

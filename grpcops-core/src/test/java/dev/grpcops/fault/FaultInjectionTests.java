@@ -22,6 +22,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.StreamObserver;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -172,6 +173,37 @@ class FaultInjectionTests {
         assertThat(Duration.ofNanos(System.nanoTime() - health)).isLessThan(Duration.ofMillis(250));
     }
 
+    /**
+     * Work is CPU, not a wait: ten calls with 40 ms of work each cost the process at least 0.36 s of
+     * CPU, however busy the machine (the work is counted in the thread's CPU time), and each handler
+     * still runs once.
+     */
+    @Test
+    void workCostsTheReplicaCpuBeforeEveryHandler() throws Exception {
+        AtomicInteger worked = new AtomicInteger();
+        start(FaultInjection.builder()
+                .faults(Faults.builder().work(Duration.ofMillis(40)).build())
+                .listener(new FaultListener() {
+                    @Override
+                    public void worked() {
+                        worked.incrementAndGet();
+                    }
+                }));
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long cpuBefore = os.getProcessCpuTime();
+
+        for (int i = 0; i < 10; i++) {
+            assertThat(stock().check(CHECK).getQty()).isEqualTo(3);
+        }
+
+        assertThat(Duration.ofNanos(os.getProcessCpuTime() - cpuBefore))
+                .as("the process's CPU time over the ten calls")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(360));
+        assertThat(worked).hasValue(10);
+        assertThat(handled).hasValue(10);
+    }
+
     @Test
     void setAndGetThroughTheAdminServiceAndClear() throws Exception {
         FaultInjection faults = start(FaultInjection.builder());
@@ -207,6 +239,8 @@ class FaultInjectionTests {
                 "stall_ms 200             | stall_every_ms: must be longer than stall (200 ms), got 0 ms",
                 "error_ratio 1.5          | error_ratio: must be 0-1, got 1.5",
                 "stall_every_ms 3600001   | stall_every_ms: must be 0-3600000 ms, got 3600001 ms",
+                "work_ms 1001             | work_ms: must be 0-1000 ms, got 1001 ms",
+                "work_ms -1               | work_ms: must be 0-1000 ms, got -1 ms",
             })
     void badValuesAreInvalidArgumentNamingTheFieldAndChangeNothing(String setting, String message) throws Exception {
         FaultInjection faults = start(FaultInjection.builder());
@@ -216,6 +250,7 @@ class FaultInjectionTests {
             case "delay_ms" -> spec.setDelayMs(Long.parseLong(parts[1]));
             case "stall_ms" -> spec.setStallMs(Long.parseLong(parts[1]));
             case "stall_every_ms" -> spec.setStallEveryMs(Long.parseLong(parts[1]));
+            case "work_ms" -> spec.setWorkMs(Long.parseLong(parts[1]));
             default -> spec.setErrorRatio(Double.parseDouble(parts[1]));
         }
         StatusRuntimeException refused = catchThrowableOfType(
@@ -263,9 +298,10 @@ class FaultInjectionTests {
         assertThat(Faults.builder()
                         .delay(Duration.ofMillis(200))
                         .stall(Duration.ofMillis(200), Duration.ofSeconds(1))
+                        .work(Duration.ofMillis(2))
                         .errorRatio(0.5)
                         .build())
-                .hasToString("delay 200ms, stall 200ms/1000ms, error-ratio 0.5");
+                .hasToString("delay 200ms, stall 200ms/1000ms, work 2ms, error-ratio 0.5");
         assertThat(Faults.NONE).hasToString("none");
     }
 }

@@ -12,6 +12,8 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -24,9 +26,10 @@ import java.util.function.Supplier;
 
 /**
  * Injects the current {@link Faults} into every call but the exempt ones: fails a share of them at
- * once with the faults' error code, and holds the answers of the others (headers, messages, close, in
- * order) until the delay since arrival has passed and no stall is under way. The handler itself runs
- * at once; no thread waits.
+ * once with the faults' error code, computes for the faults' work on the call's thread before the
+ * handler runs (the one fault that costs the replica CPU, and is part of the call's service time),
+ * and holds the answers of the others (headers, messages, close, in order) until the delay since
+ * arrival has passed and no stall is under way. The handler itself runs at once; no thread waits.
  */
 public final class FaultInjectionInterceptor implements ServerInterceptor {
 
@@ -74,12 +77,41 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
                     new Metadata());
             return new ServerCall.Listener<>() {};
         }
+        if (!now.work().isZero()) {
+            work(now.work().toNanos());
+            listener.worked();
+        }
         if (now.delay().isZero() && now.stall().isZero()) {
             return next.startCall(call, headers);
         }
         return next.startCall(
                 new HeldCall<>(call, now, nanoClock.getAsLong(), ServedSeat.current(Context.current())), headers);
     }
+
+    /**
+     * Computes on this thread until it has had {@code nanos} of CPU time (wall-clock time where the
+     * JVM cannot tell a thread's CPU time): work, not a wait, so that each call costs the replica
+     * that much of a core however busy the machine is. The result is kept, so that the JIT cannot
+     * remove the loop.
+     */
+    static void work(long nanos) {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        LongSupplier clock = threads.isCurrentThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled()
+                ? threads::getCurrentThreadCpuTime
+                : System::nanoTime;
+        long start = clock.getAsLong();
+        long result = start;
+        while (clock.getAsLong() - start < nanos) {
+            for (int i = 0; i < 1_000; i++) {
+                result = result * 6364136223846793005L + 1442695040888963407L;
+            }
+        }
+        sink = result;
+    }
+
+    /** Where {@link #work} keeps its result. */
+    @SuppressWarnings("unused")
+    private static volatile long sink;
 
     /** When an answer sent at {@code now} may leave: after the delay since arrival, and after any stall. */
     static long releaseAt(Faults faults, long arrivalNanos, long now) {

@@ -28,7 +28,9 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
             "error-ratio",
             "error_ratio",
             "error-code",
-            "error_code");
+            "error_code",
+            "work",
+            "work_ms");
 
     private final Supplier<Faults> current;
     private final Consumer<Faults> set;
@@ -53,6 +55,7 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
                     .stall(Duration.ofMillis(request.getStallMs()), Duration.ofMillis(request.getStallEveryMs()))
                     .errorRatio(request.getErrorRatio())
                     .errorCode(errorCode(request.getErrorCode()))
+                    .work(Duration.ofMillis(request.getWorkMs()))
                     .build();
         } catch (InvalidFaultException e) {
             String field = FIELDS.getOrDefault(e.field(), e.field());
@@ -99,7 +102,8 @@ public final class FaultsService extends FaultsGrpc.FaultsImplBase {
                         .setStallMs(faults.stall().toMillis())
                         .setStallEveryMs(faults.stallEvery().toMillis())
                         .setErrorRatio(faults.errorRatio())
-                        .setErrorCode(faults.errorCode().name()))
+                        .setErrorCode(faults.errorCode().name())
+                        .setWorkMs(faults.work().toMillis()))
                 .build());
         responses.onCompleted();
     }

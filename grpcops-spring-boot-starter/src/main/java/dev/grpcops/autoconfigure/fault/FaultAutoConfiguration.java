@@ -71,6 +71,7 @@ public class FaultAutoConfiguration {
                     .stall(properties.getStall(), properties.getStallEvery())
                     .errorRatio(properties.getErrorRatio())
                     .errorCode(properties.getErrorCode())
+                    .work(properties.getWork())
                     .build();
         } catch (InvalidFaultException e) {
             throw new IllegalArgumentException("grpcops.fault." + e.getMessage());

@@ -25,6 +25,12 @@ public class FaultProperties {
     /** The period of the stalls, longer than stall (at most 1h). */
     private Duration stallEvery = Duration.ZERO;
 
+    /**
+     * CPU work before every call's handler runs (0-1s): each call costs the replica that much more of a
+     * core, so that its capacity falls (delay and stall only hold answers).
+     */
+    private Duration work = Duration.ZERO;
+
     /** Share of calls failed at once (0-1), with error-code. */
     private double errorRatio;
 
@@ -33,6 +39,14 @@ public class FaultProperties {
      * broken replica), RESOURCE_EXHAUSTED (a replica shedding load).
      */
     private io.grpc.Status.Code errorCode = io.grpc.Status.Code.UNAVAILABLE;
+
+    public Duration getWork() {
+        return work;
+    }
+
+    public void setWork(Duration work) {
+        this.work = work;
+    }
 
     public io.grpc.Status.Code getErrorCode() {
         return errorCode;

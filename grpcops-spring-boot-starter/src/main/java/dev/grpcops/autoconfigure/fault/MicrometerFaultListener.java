@@ -8,8 +8,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 
 /**
  * What this replica injects, as Prometheus sees it: {@code grpc_fault_delay_seconds},
- * {@code grpc_fault_stall_seconds}, {@code grpc_fault_stall_period_seconds}, {@code grpc_fault_error_ratio}
- * (all 0 unless asked) and {@code grpc_fault_injected_total{kind}} (error, delay, stall).
+ * {@code grpc_fault_stall_seconds}, {@code grpc_fault_stall_period_seconds}, {@code grpc_fault_work_seconds},
+ * {@code grpc_fault_error_ratio} (all 0 unless asked) and {@code grpc_fault_injected_total{kind}}
+ * (error, delay, stall, work).
  */
 final class MicrometerFaultListener implements FaultListener {
 
@@ -17,6 +18,7 @@ final class MicrometerFaultListener implements FaultListener {
     private final Counter errors;
     private final Counter delays;
     private final Counter stalls;
+    private final Counter works;
 
     MicrometerFaultListener(MeterRegistry registry) {
         Gauge.builder("grpc.fault.delay", this, l -> l.current.delay().toNanos() / 1e9)
@@ -34,12 +36,17 @@ final class MicrometerFaultListener implements FaultListener {
                 .baseUnit("seconds")
                 .description("The period of the injected stalls (0: none)")
                 .register(registry);
+        Gauge.builder("grpc.fault.work", this, l -> l.current.work().toNanos() / 1e9)
+                .baseUnit("seconds")
+                .description("CPU work injected before every call's handler runs")
+                .register(registry);
         Gauge.builder("grpc.fault.error.ratio", this, l -> l.current.errorRatio())
                 .description("Share of calls failed at once with UNAVAILABLE on purpose")
                 .register(registry);
         errors = injected(registry, "error");
         delays = injected(registry, "delay");
         stalls = injected(registry, "stall");
+        works = injected(registry, "work");
     }
 
     private static Counter injected(MeterRegistry registry, String kind) {
@@ -67,5 +74,10 @@ final class MicrometerFaultListener implements FaultListener {
         if (stalled) {
             stalls.increment();
         }
+    }
+
+    @Override
+    public void worked() {
+        works.increment();
     }
 }

@@ -34,11 +34,13 @@ class FaultAutoConfigurationTests {
                         "grpcops.fault.stall=100ms",
                         "grpcops.fault.stall-every=1s",
                         "grpcops.fault.error-ratio=0.5",
+                        "grpcops.fault.work=2ms",
                         "grpcops.fault.replica=stock-2")
                 .run(context -> assertThat(context.getBean(FaultInjection.class).current())
                         .isEqualTo(Faults.builder()
                                 .delay(Duration.ofMillis(200))
                                 .stall(Duration.ofMillis(100), Duration.ofSeconds(1))
+                                .work(Duration.ofMillis(2))
                                 .errorRatio(0.5)
                                 .build()));
     }
@@ -53,17 +55,24 @@ class FaultAutoConfigurationTests {
         runner.withPropertyValues("grpcops.fault.stall=1s")
                 .run(context ->
                         assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.fault.stall-every"));
+        runner.withPropertyValues("grpcops.fault.work=2s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("grpcops.fault.work must be 0-1000 ms"));
     }
 
     @Test
     void aGaugeShowsWhatIsInjected() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         runner.withBean(MeterRegistry.class, () -> registry)
-                .withPropertyValues("grpcops.fault.delay=250ms")
+                .withPropertyValues("grpcops.fault.delay=250ms", "grpcops.fault.work=3ms")
                 .run(context -> {
                     assertThat(registry.get("grpc.fault.delay").gauge().value()).isEqualTo(0.25);
+                    assertThat(registry.get("grpc.fault.work").gauge().value()).isEqualTo(0.003);
                     context.getBean(FaultInjection.class).set(Faults.NONE);
                     assertThat(registry.get("grpc.fault.delay").gauge().value()).isZero();
+                    assertThat(registry.get("grpc.fault.work").gauge().value()).isZero();
                 });
     }
 
