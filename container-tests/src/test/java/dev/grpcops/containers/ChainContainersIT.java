@@ -60,6 +60,13 @@ class ChainContainersIT {
                         .checkout(CheckoutRequest.newBuilder().addSkus("warm").build())
                         .getLines(0)
                         .getAvailable());
+        // pricing-1, asked directly below, warmed on its own: its connections to the Stock replicas
+        // open and its path compiles here, not in the first Quote whose budget is read.
+        for (int i = 0; i < 20; i++) {
+            PricingGrpc.newBlockingStub(toPricing)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .quote(QuoteRequest.newBuilder().setSku("warm-" + i % 5).build());
+        }
     }
 
     @AfterAll
