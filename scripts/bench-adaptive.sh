@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Adaptive seats (docs/overload.md, "Adaptive seats"), measured: the chain as processes, a flood of
 # Checkouts beside a polite caller (20/s, 1 s deadline), while the load and Stock's capacity change
-# (the flood's first 10 s, steady, +200 ms by fault injection, the delay off again); first with fixed seats (the defaults), then
+# (the flood's first 10 s, steady, every Stock answer held 200 ms by a fault delay, the delay off again,
+# Stock spending 1 ms more CPU on every call by fault work, the work off again); first with fixed seats (the defaults), then
 # with grpcops.admission.adaptive.enabled=true and nothing else tuned (system-tests' AdaptiveSeatsBench).
 #
 #   scripts/bench-adaptive.sh [--seconds 20] [--inflight 1000] [--only 'fixed,adaptive,adaptive at Edge']

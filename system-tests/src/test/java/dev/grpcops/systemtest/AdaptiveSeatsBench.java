@@ -25,8 +25,10 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Adaptive seats (SPEC §19), measured: the chain as processes, a flood of Checkouts (no deadline,
  * one caller, {@code adaptive.inflight} in flight) beside a polite caller (20 Checkouts/s of 3
- * SKUs at a 1 s deadline), through four phases: the flood's first seconds ({@code adaptive.onset},
- * default 10 s), steady, Stock answering 200 ms late (fault injection), and the delay off again. Run three times, one after the other: admission with fixed
+ * SKUs at a 1 s deadline), through six phases: the flood's first seconds ({@code adaptive.onset},
+ * default 10 s), steady, Stock answering 200 ms late (a fault delay: held answers, Stock's capacity
+ * unchanged), the delay off again, Stock spending 1 ms of CPU more on every call (fault work: its
+ * capacity falls), and the work off again. Run three times, one after the other: admission with fixed
  * seats (the defaults); with {@code grpcops.admission.adaptive.enabled=true} and nothing else tuned
  * at every hop; and at Edge alone, the hop where calls enter ({@code adaptive.contenders} picks some,
  * and adds "fixed in arrival order": fixed seats with every queue first come, first served).
@@ -53,7 +55,9 @@ class AdaptiveSeatsBench {
             new Phase("flood starts", FaultSpec.getDefaultInstance(), ONSET),
             new Phase("steady", FaultSpec.getDefaultInstance(), PHASE),
             new Phase("Stock +200 ms", FaultSpec.newBuilder().setDelayMs(200).build(), PHASE),
-            new Phase("delay off", FaultSpec.getDefaultInstance(), PHASE));
+            new Phase("delay off", FaultSpec.getDefaultInstance(), PHASE),
+            new Phase("Stock +1 ms CPU", FaultSpec.newBuilder().setWorkMs(1).build(), PHASE),
+            new Phase("work off", FaultSpec.getDefaultInstance(), PHASE));
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
