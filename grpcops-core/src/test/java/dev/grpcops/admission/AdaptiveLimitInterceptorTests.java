@@ -4,25 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.ServerStack;
-import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.fault.FaultInjection;
 import dev.grpcops.fault.Faults;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.testing.FakeClock;
-import io.grpc.Context;
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
 import io.grpc.Status;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,22 +32,9 @@ class AdaptiveLimitInterceptorTests {
     @RegisterExtension
     final FakeClock clock = new FakeClock();
 
-    /** Holds every Check until the test answers it. */
-    private final Queue<StreamObserver<CheckReply>> held = new ConcurrentLinkedQueue<>();
-    /** With {@link #delegating}, the Checks that will ask the downstream server, in their own context. */
-    private final Queue<Delegated> delegated = new ConcurrentLinkedQueue<>();
-    /** The downstream server's Checks, held until the test answers them. */
-    private final Queue<StreamObserver<CheckReply>> downstreamHeld = new ConcurrentLinkedQueue<>();
-
-    private volatile boolean delegating;
-    private ManagedChannel toDownstream;
-
-    private record Delegated(StreamObserver<CheckReply> reply, Context context) {}
-
-    private final List<AutoCloseable> closeables = new ArrayList<>();
     private Admission admission;
     private FaultInjection faults;
-    private ManagedChannel channel;
+    private HopWithDownstream hop;
 
     @BeforeEach
     void start() throws Exception {
@@ -83,52 +62,12 @@ class AdaptiveLimitInterceptorTests {
                                 .build()))
                 .faults(faults)
                 .build();
-        String downstreamName = InProcessServerBuilder.generateName();
-        Server downstream = InProcessServerBuilder.forName(downstreamName)
-                .directExecutor()
-                .addService(new StockGrpc.StockImplBase() {
-                    @Override
-                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
-                        downstreamHeld.add(reply);
-                    }
-                })
-                .build()
-                .start();
-        closeables.add(() -> downstream.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        // The services' channels count a served call's downstream calls through their cancellation budget.
-        toDownstream = InProcessChannelBuilder.forName(downstreamName)
-                .directExecutor()
-                .intercept(CancellationBudget.builder()
-                        .nanoClock(clock.nanoClock())
-                        .scheduler(clock.scheduler())
-                        .build())
-                .build();
-        closeables.add(() -> toDownstream.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        String name = InProcessServerBuilder.generateName();
-        Server server = InProcessServerBuilder.forName(name)
-                .directExecutor()
-                .addService(stack.intercept(new StockGrpc.StockImplBase() {
-                    @Override
-                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
-                        if (delegating) {
-                            delegated.add(new Delegated(reply, Context.current()));
-                        } else {
-                            held.add(reply);
-                        }
-                    }
-                }))
-                .build()
-                .start();
-        closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        hop = new HopWithDownstream(stack, clock);
     }
 
     @AfterEach
     void close() throws Exception {
-        for (AutoCloseable closeable : closeables) {
-            closeable.close();
-        }
+        hop.close();
     }
 
     /**
@@ -139,11 +78,12 @@ class AdaptiveLimitInterceptorTests {
         List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
         int seats = admission.limit();
         for (int i = 0; i < seats + 4; i++) {
-            calls.add(StockGrpc.newFutureStub(channel).check(CheckRequest.getDefaultInstance()));
+            calls.add(StockGrpc.newFutureStub(hop.toHop()).check(CheckRequest.getDefaultInstance()));
         }
         clock.forward(Duration.ofMillis(serviceMillis));
-        StreamObserver<CheckReply> reply;
-        while ((reply = held.poll()) != null) {
+        HopWithDownstream.Arrived arrived;
+        while ((arrived = hop.arrived().poll()) != null) {
+            StreamObserver<CheckReply> reply = arrived.reply();
             if (status.isOk()) {
                 reply.onNext(CheckReply.getDefaultInstance());
                 reply.onCompleted();
@@ -167,18 +107,19 @@ class AdaptiveLimitInterceptorTests {
         List<ListenableFuture<CheckReply>> calls = new ArrayList<>();
         int seats = admission.limit();
         for (int i = 0; i < seats + 4; i++) {
-            calls.add(StockGrpc.newFutureStub(channel).check(CheckRequest.getDefaultInstance()));
+            calls.add(StockGrpc.newFutureStub(hop.toHop()).check(CheckRequest.getDefaultInstance()));
         }
         clock.forward(Duration.ofMillis(ownMillis));
-        Delegated call;
-        while ((call = delegated.poll()) != null) {
-            StreamObserver<CheckReply> reply = call.reply();
+        HopWithDownstream.Arrived arrived;
+        while ((arrived = hop.arrived().poll()) != null) {
+            StreamObserver<CheckReply> reply = arrived.reply();
             // The answer passes straight on to the caller.
-            call.context().run(() -> StockGrpc.newStub(toDownstream).check(CheckRequest.getDefaultInstance(), reply));
+            arrived.context()
+                    .run(() -> StockGrpc.newStub(hop.toDownstream()).check(CheckRequest.getDefaultInstance(), reply));
         }
         clock.forward(Duration.ofMillis(downstreamMillis));
         StreamObserver<CheckReply> reply;
-        while ((reply = downstreamHeld.poll()) != null) {
+        while ((reply = hop.downstreamHeld().poll()) != null) {
             reply.onNext(CheckReply.getDefaultInstance());
             reply.onCompleted();
         }
@@ -227,7 +168,6 @@ class AdaptiveLimitInterceptorTests {
     @Test
     void timeWaitingOnDownstreamCallsIsNoSampleASlowerDependencyDoesNotLowerTheLimit() throws Exception {
         int before = seconds(5, 10, Status.OK);
-        delegating = true;
 
         // The same 10 ms of its own work, then 200 ms waiting on its downstream call, 21 times the baseline.
         long until = clock.nanoTime() + TimeUnit.SECONDS.toNanos(8);
@@ -243,7 +183,6 @@ class AdaptiveLimitInterceptorTests {
     @Test
     void ownWorkThatTakesLongerStillMakesTheLimitFallWhenTheCallAlsoWaitsDownstream() throws Exception {
         int before = seconds(5, 10, Status.OK);
-        delegating = true;
 
         long until = clock.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (clock.nanoTime() < until) {

@@ -5,25 +5,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.ServerStack;
-import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.testing.FakeClock;
-import io.grpc.Context;
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -55,18 +46,9 @@ class DownstreamSetAsideInterceptorTests {
     @RegisterExtension
     final FakeClock clock = new FakeClock();
 
-    /** The hop's calls, each held with its context until the test serves it. */
-    private final Queue<Held> arrived = new ConcurrentLinkedQueue<>();
-    /** The downstream server's Checks, held until the test answers them. */
-    private final Queue<StreamObserver<CheckReply>> downstreamHeld = new ConcurrentLinkedQueue<>();
-
     private final List<String> rejections = new CopyOnWriteArrayList<>();
-    private final List<AutoCloseable> closeables = new ArrayList<>();
     private Admission admission;
-    private ManagedChannel channel;
-    private ManagedChannel toDownstream;
-
-    private record Held(StreamObserver<CheckReply> reply, Context context) {}
+    private HopWithDownstream hop;
 
     @BeforeEach
     void start() throws Exception {
@@ -91,40 +73,7 @@ class DownstreamSetAsideInterceptorTests {
                                 .build())
                         .callsDownstream(RULES))
                 .build();
-        String downstreamName = InProcessServerBuilder.generateName();
-        Server downstream = InProcessServerBuilder.forName(downstreamName)
-                .directExecutor()
-                .addService(new StockGrpc.StockImplBase() {
-                    @Override
-                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
-                        downstreamHeld.add(reply);
-                    }
-                })
-                .build()
-                .start();
-        closeables.add(() -> downstream.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        toDownstream = InProcessChannelBuilder.forName(downstreamName)
-                .directExecutor()
-                .intercept(CancellationBudget.builder()
-                        .nanoClock(clock.nanoClock())
-                        .scheduler(clock.scheduler())
-                        .build())
-                .build();
-        closeables.add(() -> toDownstream.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        String name = InProcessServerBuilder.generateName();
-        Server server = InProcessServerBuilder.forName(name)
-                .directExecutor()
-                .addService(stack.intercept(new StockGrpc.StockImplBase() {
-                    @Override
-                    public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
-                        arrived.add(new Held(reply, Context.current()));
-                    }
-                }))
-                .build()
-                .start();
-        closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        hop = new HopWithDownstream(stack, clock);
 
         // The level learns its calls: 4 s in the seat each, of which 1 s is the hop's own work.
         for (int i = 0; i < 40; i++) {
@@ -137,26 +86,25 @@ class DownstreamSetAsideInterceptorTests {
 
     @AfterEach
     void close() throws Exception {
-        for (AutoCloseable closeable : closeables) {
-            closeable.close();
-        }
+        hop.close();
     }
 
     private ListenableFuture<CheckReply> check(Duration deadline) {
-        return StockGrpc.newFutureStub(channel)
+        return StockGrpc.newFutureStub(hop.toHop())
                 .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
                 .check(CheckRequest.getDefaultInstance());
     }
 
     /** The call in the seat works 1 s, asks downstream, and passes on the answer that comes 3 s later. */
     private void serveTheCallInTheSeat() {
-        Held call = arrived.poll();
+        HopWithDownstream.Arrived call = hop.arrived().poll();
         assertThat(call).as("a call in the seat").isNotNull();
         clock.forward(OWN);
         call.context()
-                .run(() -> StockGrpc.newStub(toDownstream).check(CheckRequest.getDefaultInstance(), call.reply()));
+                .run(() ->
+                        StockGrpc.newStub(hop.toDownstream()).check(CheckRequest.getDefaultInstance(), call.reply()));
         clock.forward(DOWNSTREAM);
-        StreamObserver<CheckReply> reply = downstreamHeld.poll();
+        StreamObserver<CheckReply> reply = hop.downstreamHeld().poll();
         assertThat(reply).as("the downstream call").isNotNull();
         reply.onNext(CheckReply.getDefaultInstance());
         reply.onCompleted();
@@ -197,6 +145,6 @@ class DownstreamSetAsideInterceptorTests {
         assertThat(rejections).containsExactly("deadline-infeasible");
         serveTheCallInTheSeat();
         first.get(5, TimeUnit.SECONDS);
-        assertThat(arrived).as("its handler never ran").isEmpty();
+        assertThat(hop.arrived()).as("its handler never ran").isEmpty();
     }
 }
