@@ -331,7 +331,7 @@ public final class Admission {
                 level.queues.finished(request, service);
             }
             if (sampled && adaptiveLimit != null) {
-                int adapted = adaptiveLimit.sample(now, service - waitedNanos, executing);
+                int adapted = adaptiveLimit.sample(now, service - waitedNanos, service, executing);
                 if (adapted != limit) {
                     limit = adapted;
                     shareOut();

@@ -11,6 +11,12 @@ package dev.grpcops.admission;
  * start, every {@link #PROBE_EVERY_WINDOWS} windows, once the limit has halved since the last probe,
  * and after {@link #PROBE_AFTER_WINDOWS_AT_MIN} windows at the minimum; between probes it only
  * falls, to a lower window latency.
+ *
+ * <p>The limit is of calls working: a sample is a call's own time, its waits on others (downstream
+ * calls, an injected delay) left out. A call holds its seat through those waits too, so the seats
+ * are the limit times the window's seat time over its own time (Little's law): a hop whose calls
+ * mostly wait on a slower dependency keeps seats for them, and the dependency's own limit, which
+ * counts that time as its own work, is the one that falls.
  */
 final class GradientLimit {
 
@@ -43,7 +49,11 @@ final class GradientLimit {
     private final long windowNanos;
     private final double tolerance;
 
+    /** Calls working at once. */
     private double limit;
+    /** A call's time in its seat over its own time in the last window, at least 1. */
+    private double seatsPerWorkingCall = 1;
+
     private double baselineNanos = Double.NaN;
 
     /** A probe is under way: the minimum seats until it has its samples. The first one starts at once. */
@@ -63,6 +73,7 @@ final class GradientLimit {
     private boolean windowOpen;
     private long windowStart;
     private long sampleSum;
+    private long seatSum;
     private int samples;
     private int maxInFlight;
 
@@ -76,7 +87,7 @@ final class GradientLimit {
 
     /** The seats now: the minimum during a probe. */
     int limit() {
-        return probing ? minLimit : (int) limit;
+        return probing ? minLimit : (int) Math.max(minLimit, Math.min(maxLimit, limit * seatsPerWorkingCall));
     }
 
     /** What a call takes without queueing, as last measured; NaN before the first probe. */
@@ -88,11 +99,16 @@ final class GradientLimit {
         return probing;
     }
 
-    /**
-     * One served call that answered OK: its service time, and the seats in use when it ended.
-     * Returns the seats from now on.
-     */
+    /** As {@link #sample(long, long, long, int)} for a call that waited on nothing. */
     int sample(long now, long serviceNanos, int inFlight) {
+        return sample(now, serviceNanos, serviceNanos, inFlight);
+    }
+
+    /**
+     * One served call that answered OK: its own service time, its time in the seat (its waits on
+     * others included), and the seats in use when it ended. Returns the seats from now on.
+     */
+    int sample(long now, long serviceNanos, long seatNanos, int inFlight) {
         long service = Math.max(0, serviceNanos);
         if (probing) {
             if (firstProbe || now - service - probeStart >= 0) {
@@ -111,16 +127,23 @@ final class GradientLimit {
             windowOpen = true;
             windowStart = now;
             sampleSum = 0;
+            seatSum = 0;
             samples = 0;
             maxInFlight = 0;
         }
         sampleSum += service;
+        seatSum += Math.max(service, seatNanos);
         samples++;
         maxInFlight = Math.max(maxInFlight, inFlight);
         if (now - windowStart >= windowNanos) {
             windowOpen = false;
             if (samples >= MIN_SAMPLES) {
-                update((double) sampleSum / samples, maxInFlight);
+                // The seats in use were handed out at the window's ratio; the next ones at this one's.
+                update((double) sampleSum / samples, maxInFlight / seatsPerWorkingCall);
+                // A nanosecond of own time at least per call, so that calls too short for the clock
+                // count as short, not as waiting for ever.
+                seatsPerWorkingCall = Math.max(
+                        1, Math.min((double) maxLimit / minLimit, (double) seatSum / Math.max(sampleSum, samples)));
                 if (++windowsSinceProbe >= PROBE_EVERY_WINDOWS
                         || windowsAtMin >= PROBE_AFTER_WINDOWS_AT_MIN
                         || limit <= limitAtProbe * PROBE_AFTER_FALL_TO && limit > minLimit) {
@@ -136,13 +159,14 @@ final class GradientLimit {
         return limit();
     }
 
-    private void update(double windowLatency, int inFlight) {
+    /** {@code working}: the most seats in use in the window, as calls working. */
+    private void update(double windowLatency, double working) {
         double latency = Math.max(1, windowLatency);
         if (latency < baselineNanos) {
             baselineNanos += (latency - baselineNanos) * BASELINE_FALL;
         }
         double gradient = Math.max(MIN_GRADIENT, Math.min(MAX_GRADIENT, tolerance * baselineNanos / latency));
-        if (gradient >= 1 && inFlight < limit / 2) {
+        if (gradient >= 1 && working < limit / 2) {
             windowsAtMin = 0;
             return; // the server does not use what it has: no sign it could take more
         }

@@ -101,6 +101,44 @@ class GradientLimitTests {
         assertThat(after).isGreaterThan(fewer * 2).isBetween(32, 64);
     }
 
+    /**
+     * Calls that also wait on others (a dependency) hold their seats through the wait: the limit is of
+     * calls working, and the seats are that times seat time over own time, so that the calls waiting
+     * do not take the seats of the calls working; once the waits end, the seats are the limit again.
+     */
+    @Test
+    void callsWaitingOnOthersGetSeatsBesideTheCallsWorking() {
+        GradientLimit working = new GradientLimit(CONFIG, 32);
+        GradientLimit waiting = new GradientLimit(CONFIG, 32);
+        long now = 0;
+        for (int i = 0; i < GradientLimit.MIN_SAMPLES; i++) {
+            now += 20 * MS;
+            working.sample(now, 10 * MS, 8);
+            waiting.sample(now, 10 * MS, 10 * MS, 8);
+        }
+        // The same own time in both, within the tolerance; the waiting calls hold their seats 4 × as long.
+        for (int window = 0; window < 10; window++) {
+            for (int i = 0; i < 20; i++) {
+                now += 50 * MS;
+                working.sample(now, 12 * MS, working.limit());
+                waiting.sample(now, 12 * MS, 48 * MS, waiting.limit());
+            }
+        }
+        assertThat(working.limit()).as("grown from 32").isGreaterThan(32);
+        assertThat(waiting.limit())
+                .as("seats for %d calls working, each 4 × as long in its seat", working.limit())
+                .isBetween(4 * working.limit() - 4, 4 * working.limit());
+
+        for (int i = 0; i < 60; i++) {
+            now += 50 * MS;
+            working.sample(now, 12 * MS, working.limit());
+            waiting.sample(now, 12 * MS, 12 * MS, waiting.limit());
+        }
+        assertThat(waiting.limit())
+                .as("a window after the waits are over")
+                .isBetween(working.limit() - 4, working.limit() + 4);
+    }
+
     @Test
     void aLastingRiseOfTheServicesOwnLatencyDoesNotPinTheLimitAtItsMinimum() {
         Flood flood = new Flood(10, 32, 10 * MS);
