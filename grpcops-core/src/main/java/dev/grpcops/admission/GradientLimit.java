@@ -5,7 +5,8 @@ package dev.grpcops.admission;
  * {@link Admission} calls it under its lock, with its clock.
  *
  * <p>Once a window, the limit moves by the gradient {@code tolerance × baseline / latency} (kept
- * within ½ and 2), plus √limit of headroom, smoothed (after Netflix concurrency-limits' Gradient2).
+ * within ½ and 2), plus √limit of headroom, smoothed: a fifth of a step up, half a step down (after
+ * Netflix concurrency-limits' Gradient2, which takes a fifth both ways).
  * The baseline is what a call takes without queueing: it is measured by a probe, in which the next
  * {@link #MIN_SAMPLES} calls run with the minimum seats (after Envoy's minRTT measurement), at the
  * start, every {@link #PROBE_EVERY_WINDOWS} windows, once the limit has halved since the last probe,
@@ -39,6 +40,11 @@ final class GradientLimit {
     static final double BASELINE_FALL = 0.25;
     /** How much of each new target the limit takes (Gradient2's smoothing). */
     static final double SMOOTHING = 0.2;
+    /**
+     * How much of a lower target the limit takes: more than of a higher one, so that a server made
+     * smaller sheds its queueing within a few windows, while growth stays cautious.
+     */
+    static final double FALL_SMOOTHING = 0.5;
     /** One window never more than halves the target, nor more than doubles it. */
     static final double MIN_GRADIENT = 0.5;
 
@@ -172,7 +178,8 @@ final class GradientLimit {
         }
         // √limit of headroom: at the baseline the limit keeps probing for more.
         double target = limit * gradient + Math.sqrt(limit);
-        limit = Math.max(minLimit, Math.min(maxLimit, limit * (1 - SMOOTHING) + target * SMOOTHING));
+        double smoothing = target < limit ? FALL_SMOOTHING : SMOOTHING;
+        limit = Math.max(minLimit, Math.min(maxLimit, limit * (1 - smoothing) + target * smoothing));
         windowsAtMin = (int) limit <= minLimit ? windowsAtMin + 1 : 0;
     }
 }
