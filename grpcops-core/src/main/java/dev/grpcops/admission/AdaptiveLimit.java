@@ -19,11 +19,15 @@ import java.util.Objects;
  *       concurrency, and measured it would drive the limit to its minimum (Envoy's fault filter
  *       must come before its adaptive concurrency filter for the same reason).
  *   <li>The baseline, what a call takes without queueing, is measured by a probe: the next 10
- *       calls run with the minimum seats. There is one at the start, one every 30 windows, one once
+ *       calls run with the minimum of calls working. There is one at the start, one every 30 windows, one once
  *       the limit has halved since the last, and one after 5 windows at the minimum: a lasting
  *       change of the service's own latency becomes the new baseline, and never pins the limit at
  *       its minimum.
  *   <li>The limit grows only while the server uses at least half of it.
+ *   <li>The limit is of calls working: a sample leaves out a call's waits on others (its downstream
+ *       calls, an injected delay), and the seats are the limit times the time calls hold a seat
+ *       over their own time, so that calls waiting on a slower dependency keep seats beside the
+ *       calls working; the dependency's own limit is the one that falls.
  * </ul>
  */
 public final class AdaptiveLimit {

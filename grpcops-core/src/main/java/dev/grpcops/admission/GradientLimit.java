@@ -45,6 +45,9 @@ final class GradientLimit {
      * smaller sheds its queueing within a few windows, while growth stays cautious.
      */
     static final double FALL_SMOOTHING = 0.5;
+    /** How much of a window's seat time over own time the seats take. */
+    static final double RATIO_SMOOTHING = 0.5;
+
     /** One window never more than halves the target, nor more than doubles it. */
     static final double MIN_GRADIENT = 0.5;
 
@@ -91,9 +94,9 @@ final class GradientLimit {
         this.limit = Math.max(minLimit, Math.min(maxLimit, initialLimit));
     }
 
-    /** The seats now: the minimum during a probe. */
+    /** The seats now: for the minimum of calls working during a probe. */
     int limit() {
-        return probing ? minLimit : (int) Math.max(minLimit, Math.min(maxLimit, limit * seatsPerWorkingCall));
+        return (int) Math.max(minLimit, Math.min(maxLimit, (probing ? minLimit : limit) * seatsPerWorkingCall));
     }
 
     /** What a call takes without queueing, as last measured; NaN before the first probe. */
@@ -116,8 +119,10 @@ final class GradientLimit {
      */
     int sample(long now, long serviceNanos, long seatNanos, int inFlight) {
         long service = Math.max(0, serviceNanos);
+        long seat = Math.max(service, seatNanos);
         if (probing) {
-            if (firstProbe || now - service - probeStart >= 0) {
+            // Only calls seated since the probe began ran with its seats.
+            if (firstProbe || now - seat - probeStart >= 0) {
                 probeSum += service;
                 if (++probeSamples >= MIN_SAMPLES) {
                     baselineNanos = Math.max(1, (double) probeSum / probeSamples);
@@ -138,7 +143,7 @@ final class GradientLimit {
             maxInFlight = 0;
         }
         sampleSum += service;
-        seatSum += Math.max(service, seatNanos);
+        seatSum += seat;
         samples++;
         maxInFlight = Math.max(maxInFlight, inFlight);
         if (now - windowStart >= windowNanos) {
@@ -147,9 +152,11 @@ final class GradientLimit {
                 // The seats in use were handed out at the window's ratio; the next ones at this one's.
                 update((double) sampleSum / samples, maxInFlight / seatsPerWorkingCall);
                 // A nanosecond of own time at least per call, so that calls too short for the clock
-                // count as short, not as waiting for ever.
-                seatsPerWorkingCall = Math.max(
+                // count as short, not as waiting for ever; half of each change, so that one window's
+                // noise does not swing the seats.
+                double ratio = Math.max(
                         1, Math.min((double) maxLimit / minLimit, (double) seatSum / Math.max(sampleSum, samples)));
+                seatsPerWorkingCall += (ratio - seatsPerWorkingCall) * RATIO_SMOOTHING;
                 if (++windowsSinceProbe >= PROBE_EVERY_WINDOWS
                         || windowsAtMin >= PROBE_AFTER_WINDOWS_AT_MIN
                         || limit <= limitAtProbe * PROBE_AFTER_FALL_TO && limit > minLimit) {

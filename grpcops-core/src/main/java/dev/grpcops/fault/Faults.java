@@ -178,7 +178,7 @@ public final class Faults {
         }
 
         /**
-         * CPU work before each call's handler runs, 0 to 1 s, on the call's thread: the replica
+         * CPU work before each call's handler runs, 0 to 1 s in whole milliseconds, on the call's thread: the replica
          * serves fewer calls per second per core, as if each cost that much more to serve.
          */
         public Builder work(Duration work) {
@@ -198,6 +198,10 @@ public final class Faults {
             requireBetween("stall", stall, MAX_HOLD);
             requireBetween("stall-every", stallEvery, MAX_PERIOD);
             requireBetween("work", work, MAX_WORK);
+            if (work.toNanos() % 1_000_000 != 0) {
+                // The contract, the CLI and the metrics' readers count it in milliseconds.
+                throw new InvalidFaultException("work", "must be whole milliseconds, got " + work);
+            }
             if (!stall.isZero() && stallEvery.compareTo(stall) <= 0) {
                 throw new InvalidFaultException(
                         "stall-every",

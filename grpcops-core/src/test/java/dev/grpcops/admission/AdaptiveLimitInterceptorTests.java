@@ -10,11 +10,14 @@ import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.testing.FakeClock;
+import dev.grpcops.warmup.WarmUp;
+import dev.grpcops.warmup.WarmUpResult;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,6 +59,7 @@ class AdaptiveLimitInterceptorTests {
                 .scheduler(clock.scheduler())
                 .build();
         ServerStack stack = ServerStack.builder()
+                .warmUp()
                 .admission(AdmissionInterceptors.server(admission)
                         .policy(CallerPolicy.builder()
                                 .everyCriticalityTo("default")
@@ -193,6 +197,33 @@ class AdaptiveLimitInterceptorTests {
         }
 
         assertThat(admission.limit()).isLessThan(before);
+    }
+
+    /**
+     * The process's own warm-up calls run on a JIT-cold server: none is a sample, so the first probe
+     * (the minimum seats until ten calls have answered) still waits for callers' calls.
+     */
+    @Test
+    void warmUpCallsAreNoSamplesTheFirstProbeWaitsForCallersCalls() throws Exception {
+        WarmUp warmUp = WarmUp.builder()
+                .call(StockGrpc.getCheckMethod(), CheckRequest.getDefaultInstance(), 20)
+                .build();
+        CompletableFuture<WarmUpResult> run = warmUp.run(hop.toHop());
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!run.isDone() && System.nanoTime() < giveUp) {
+            HopWithDownstream.Arrived arrived = hop.arrived().poll();
+            if (arrived == null) {
+                Thread.onSpinWait();
+                continue;
+            }
+            clock.forward(Duration.ofMillis(10));
+            arrived.reply().onNext(CheckReply.getDefaultInstance());
+            arrived.reply().onCompleted();
+        }
+        assertThat(run.get(5, TimeUnit.SECONDS).statuses()).containsEntry(Status.Code.OK, 20L);
+
+        assertThat(admission.limit()).as("still probing with the minimum seats").isEqualTo(8);
+        assertThat(seconds(1, 10, Status.OK)).as("callers' calls end the probe").isGreaterThanOrEqualTo(16);
     }
 
     @Test

@@ -125,17 +125,29 @@ class GradientLimitTests {
             }
         }
         assertThat(working.limit()).as("grown from 32").isGreaterThan(32);
+        GradientLimit probed = new GradientLimit(CONFIG, 32);
+        long at = 0;
+        boolean firstProbeOver = false;
+        for (int i = 0; i < 40 * 20 && !(firstProbeOver && probed.probing()); i++) {
+            at += 50 * MS;
+            probed.sample(at, 12 * MS, 48 * MS, probed.limit());
+            firstProbeOver |= !probed.probing();
+        }
+        assertThat(probed.probing()).as("a periodic probe within 40 windows").isTrue();
+        assertThat(probed.limit())
+                .as("a probe's seats: the minimum of calls working, 4 seats each")
+                .isBetween(30, 32);
         assertThat(waiting.limit())
                 .as("seats for %d calls working, each 4 × as long in its seat", working.limit())
                 .isBetween(4 * working.limit() - 4, 4 * working.limit());
 
-        for (int i = 0; i < 60; i++) {
+        for (int i = 0; i < 200; i++) {
             now += 50 * MS;
             working.sample(now, 12 * MS, working.limit());
             waiting.sample(now, 12 * MS, 12 * MS, waiting.limit());
         }
         assertThat(waiting.limit())
-                .as("a window after the waits are over")
+                .as("ten windows after the waits are over")
                 .isBetween(working.limit() - 4, working.limit() + 4);
     }
 

@@ -303,5 +303,9 @@ class FaultInjectionTests {
                         .build())
                 .hasToString("delay 200ms, stall 200ms/1000ms, work 2ms, error-ratio 0.5");
         assertThat(Faults.NONE).hasToString("none");
+        assertThatThrownBy(
+                        () -> Faults.builder().work(Duration.ofNanos(500_000)).build())
+                .isInstanceOf(InvalidFaultException.class)
+                .hasMessage("work must be whole milliseconds, got PT0.0005S");
     }
 }

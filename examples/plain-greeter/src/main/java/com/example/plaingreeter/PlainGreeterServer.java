@@ -112,17 +112,19 @@ public final class PlainGreeterServer {
                         bound.getAddress().isAnyLocalAddress() ? "127.0.0.1" : bound.getHostString(), bound.getPort())
                 .usePlaintext()
                 .build();
-        return warmUp.run(self).whenComplete((result, never) -> {
+        CompletableFuture<WarmUpResult> run = warmUp.run(self);
+        run.whenComplete((result, never) -> {
             self.shutdown();
             health.setStatus("", ServingStatus.SERVING);
         });
+        return run;
     }
 
     int port() {
         return server.getPort();
     }
 
-    /** Done when the warm-up is, and the server SERVING. */
+    /** Done when the warm-up is; the server says SERVING right after. */
     CompletableFuture<WarmUpResult> warmedUp() {
         return warmedUp;
     }

@@ -17,6 +17,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -33,6 +34,7 @@ import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -104,23 +106,30 @@ class PlainGreeterTests {
 
     @Test
     void theServerSaysServingOnlyOnceItsWarmUpIsDoneAndTracesNoneOfIt() throws Exception {
-        PlainGreeterServer server = server();
-
-        WarmUpResult warmUp = server.warmedUp().get(30, TimeUnit.SECONDS);
-
-        assertThat(warmUp.statuses()).containsEntry(Status.Code.OK, 500L);
+        PlainGreeterServer server =
+                PlainGreeterServer.start(new InetSocketAddress("127.0.0.1", 0), ADMIN_TOKEN, openTelemetry);
+        servers.add(server);
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
                 .usePlaintext()
                 .build();
         try {
-            assertThat(HealthGrpc.newBlockingStub(channel)
-                            .withDeadlineAfter(5, TimeUnit.SECONDS)
-                            .check(HealthCheckRequest.getDefaultInstance())
-                            .getStatus())
-                    .isEqualTo(ServingStatus.SERVING);
+            // What a health-checking client sees from the start, until SERVING.
+            List<ServingStatus> seen = new ArrayList<>();
+            boolean warmedUpWhenServing = false;
+            Iterator<HealthCheckResponse> watch = HealthGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .watch(HealthCheckRequest.getDefaultInstance());
+            while (!seen.contains(ServingStatus.SERVING)) {
+                seen.add(watch.next().getStatus());
+                warmedUpWhenServing = server.warmedUp().isDone();
+            }
+            assertThat(warmedUpWhenServing).as("the warm-up done when SERVING came, after %s", seen).isTrue();
         } finally {
             channel.shutdownNow();
         }
+
+        WarmUpResult warmUp = server.warmedUp().get(30, TimeUnit.SECONDS);
+        assertThat(warmUp.statuses()).containsEntry(Status.Code.OK, 500L);
         assertThat(spans).as("spans of the warm-up's 500 calls").isEmpty();
     }
 

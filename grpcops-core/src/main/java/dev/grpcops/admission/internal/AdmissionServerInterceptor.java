@@ -5,6 +5,7 @@ import dev.grpcops.admission.CallWidth;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.deadline.Budget;
+import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Grpc;
@@ -82,8 +83,10 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 headers.get(Caller.CRITICALITY_KEY),
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
-        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(
-                caller, call, headers, next, context, nanoClock, admission.adaptsLimit(), downstreamSetAsideNanos);
+        // The process's own warm-up calls run on a JIT-cold server: no samples for the adaptive limit.
+        boolean sampled = admission.adaptsLimit() && !WarmUpMark.active();
+        AdmittedCall<ReqT, RespT> admitted =
+                new AdmittedCall<>(caller, call, headers, next, context, nanoClock, sampled, downstreamSetAsideNanos);
         Admission.Level level = admission.level(policy.levelOf(caller));
         CallWidth<?> width = widths.get(method.getFullMethodName());
         if (width != null) {

@@ -80,7 +80,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
 
     private void freeSeat() {
         long waited = ServedSeat.current(context).waitedNanos();
-        if (!sampled || answeredOk) {
+        if (sampled && answeredOk) {
             ticket.release(waited);
         } else {
             ticket.releaseWithoutSample(waited);

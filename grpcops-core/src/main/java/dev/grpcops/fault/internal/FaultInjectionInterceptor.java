@@ -29,7 +29,8 @@ import java.util.function.Supplier;
  * once with the faults' error code, computes for the faults' work on the call's thread before the
  * handler runs (the one fault that costs the replica CPU, and is part of the call's service time),
  * and holds the answers of the others (headers, messages, close, in order) until the delay since
- * arrival has passed and no stall is under way. The handler itself runs at once; no thread waits.
+ * arrival has passed and no stall is under way. Apart from the work (on the thread the call starts
+ * on: the transport's own with a direct executor), the handler runs at once and no thread waits.
  */
 public final class FaultInjectionInterceptor implements ServerInterceptor {
 
@@ -89,19 +90,23 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
     }
 
     /**
-     * Computes on this thread until it has had {@code nanos} of CPU time (wall-clock time where the
-     * JVM cannot tell a thread's CPU time): work, not a wait, so that each call costs the replica
-     * that much of a core however busy the machine is. The result is kept, so that the JIT cannot
-     * remove the loop.
+     * Computes on this thread until it has had {@code nanos} of CPU time: work, not a wait, so that
+     * each call costs the replica that much of a core however busy the machine is. Where the JVM
+     * cannot tell this thread's CPU time (a virtual thread reads -1), wall-clock time; and never more
+     * than ten times {@code nanos} of wall-clock time, so that a starved thread ends too. The result
+     * is kept, so that the JIT cannot remove the loop.
      */
     static void work(long nanos) {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        LongSupplier clock = threads.isCurrentThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled()
-                ? threads::getCurrentThreadCpuTime
-                : System::nanoTime;
+        boolean cpu = threads.isCurrentThreadCpuTimeSupported()
+                && threads.isThreadCpuTimeEnabled()
+                && threads.getCurrentThreadCpuTime() >= 0;
+        LongSupplier clock = cpu ? threads::getCurrentThreadCpuTime : System::nanoTime;
+        long wallStart = System.nanoTime();
+        long wallLimit = nanos > Long.MAX_VALUE / 10 ? Long.MAX_VALUE : 10 * nanos;
         long start = clock.getAsLong();
         long result = start;
-        while (clock.getAsLong() - start < nanos) {
+        while (clock.getAsLong() - start < nanos && System.nanoTime() - wallStart < wallLimit) {
             for (int i = 0; i < 1_000; i++) {
                 result = result * 6364136223846793005L + 1442695040888963407L;
             }
