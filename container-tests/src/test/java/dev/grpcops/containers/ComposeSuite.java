@@ -199,6 +199,7 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
             await(service + " healthy again")
                     .atMost(Duration.ofMinutes(3))
                     .pollInterval(Duration.ofMillis(500))
+                    .ignoreExceptions()
                     .until(() -> dockerHealth(service).equals("healthy"));
         }
     }
