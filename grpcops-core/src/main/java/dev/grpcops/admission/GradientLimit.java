@@ -8,7 +8,7 @@ package dev.grpcops.admission;
  * within ½ and 2), plus √limit of headroom, smoothed: a fifth of a step up, half a step down (after
  * Netflix concurrency-limits' Gradient2, which takes a fifth both ways).
  * The baseline is what a call takes without queueing: it is measured by a probe, in which the next
- * {@link #MIN_SAMPLES} calls run with the minimum seats (after Envoy's minRTT measurement), at the
+ * {@link #MIN_SAMPLES} calls run with the minimum of calls working (after Envoy's minRTT measurement), at the
  * start, every {@link #PROBE_EVERY_WINDOWS} windows, once the limit has halved since the last probe,
  * and after {@link #PROBE_AFTER_WINDOWS_AT_MIN} windows at the minimum; between probes it only
  * falls, to a lower window latency.
@@ -65,11 +65,11 @@ final class GradientLimit {
 
     private double baselineNanos = Double.NaN;
 
-    /** A probe is under way: the minimum seats until it has its samples. The first one starts at once. */
+    /** A probe is under way: the minimum of calls working until it has its samples. The first one starts at once. */
     private boolean probing = true;
-    /** Calls seated before it did not run with the minimum seats, and are not its samples. */
+    /** Calls seated before it did not run with the probe's seats, and are not its samples. */
     private long probeStart;
-    /** At the start every call ran with the minimum seats. */
+    /** At the start every call ran with the probe's seats. */
     private boolean firstProbe = true;
 
     private long probeSum;

@@ -97,11 +97,10 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
      * is kept, so that the JIT cannot remove the loop.
      */
     static void work(long nanos) {
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        boolean cpu = threads.isCurrentThreadCpuTimeSupported()
-                && threads.isThreadCpuTimeEnabled()
-                && threads.getCurrentThreadCpuTime() >= 0;
-        LongSupplier clock = cpu ? threads::getCurrentThreadCpuTime : System::nanoTime;
+        boolean cpu = THREADS.isCurrentThreadCpuTimeSupported()
+                && THREADS.isThreadCpuTimeEnabled()
+                && THREADS.getCurrentThreadCpuTime() >= 0;
+        LongSupplier clock = cpu ? THREADS::getCurrentThreadCpuTime : System::nanoTime;
         long wallStart = System.nanoTime();
         long wallLimit = nanos > Long.MAX_VALUE / 10 ? Long.MAX_VALUE : 10 * nanos;
         long start = clock.getAsLong();
@@ -113,6 +112,8 @@ public final class FaultInjectionInterceptor implements ServerInterceptor {
         }
         sink = result;
     }
+
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     /** Where {@link #work} keeps its result. */
     @SuppressWarnings("unused")
