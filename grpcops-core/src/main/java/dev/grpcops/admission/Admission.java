@@ -339,7 +339,9 @@ public final class Admission {
             }
             executing -= request.seats;
             level.executing -= request.seats;
-            level.observe(service, waitedNanos);
+            if (!request.warmUp) {
+                level.observe(service, waitedNanos);
+            }
             started = dispatch(now);
         }
         if (started != null) {

@@ -1,5 +1,7 @@
 package dev.grpcops.admission;
 
+import dev.grpcops.internal.WarmUpMark;
+
 /** Admission's bookkeeping of one offered call; every field is guarded by the admission's lock. */
 final class Ticket implements AdmissionTicket {
 
@@ -18,6 +20,11 @@ final class Ticket implements AdmissionTicket {
     final long setAsideNanos;
     /** The seats it takes while it runs (a call that fans out takes one per downstream call). */
     final int width;
+    /**
+     * One of this process's own warm-up calls (offered while serving one): a JIT-cold server's time,
+     * no measure of the level's service time.
+     */
+    final boolean warmUp;
     /** The seats it holds once seated: its width, at most the limit at that moment. */
     int seats;
 
@@ -42,6 +49,7 @@ final class Ticket implements AdmissionTicket {
         this.allowanceNanos = allowanceNanos;
         this.setAsideNanos = Math.max(0, request.downstreamSetAsideNanos());
         this.width = width;
+        this.warmUp = WarmUpMark.active();
     }
 
     @Override
