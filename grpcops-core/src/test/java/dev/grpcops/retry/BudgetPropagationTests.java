@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.testing.InProcessChain;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.TimeUnit;
@@ -19,11 +20,11 @@ class BudgetPropagationTests {
     private static final QuoteRequest QUOTE =
             QuoteRequest.newBuilder().setSku("a").build();
 
-    private RetryChain chain;
+    private InProcessChain chain;
 
     @BeforeEach
     void start() throws Exception {
-        chain = new RetryChain(BudgetRules.DEFAULTS, call -> null);
+        chain = InProcessChain.builder(BudgetRules.DEFAULTS).retries().build();
     }
 
     @AfterEach
@@ -38,7 +39,7 @@ class BudgetPropagationTests {
         // A budget only shrinks on its way: at most the caller's 1 s minus the 0.2 s reserve, and
         // whatever the machine's speed, far more than what is left of it once it has spent half.
         assertThat(chain.stockArrivals)
-                .extracting(RetryChain.Arrival::deadlineSeconds)
+                .extracting(InProcessChain.Arrival::deadlineSeconds)
                 .singleElement()
                 .satisfies(s -> assertThat(s).isBetween(0.5, 0.8));
         assertThat(chain.pricingListener.arrivals).singleElement().satisfies(arrival -> {
@@ -56,7 +57,7 @@ class BudgetPropagationTests {
         chain.pricing().quote(QUOTE);
 
         assertThat(chain.stockArrivals)
-                .extracting(RetryChain.Arrival::deadlineSeconds)
+                .extracting(InProcessChain.Arrival::deadlineSeconds)
                 .singleElement()
                 .satisfies(s -> assertThat(s).isBetween(1.5, 1.8));
         assertThat(chain.pricingListener.arrivals).singleElement().satisfies(arrival -> {

@@ -7,6 +7,7 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
 import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.testing.InProcessChain;
 import dev.grpcops.testing.Lockstep;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -116,7 +117,7 @@ class RetryCancelRaceTests {
                 () -> {
                     spin(failAfter);
                     round.failureTriedAt = round.sequence.incrementAndGet();
-                    round.failureSet = first.setException(RetryChain.unavailable(pushback));
+                    round.failureSet = first.setException(InProcessChain.unavailable(pushback));
                 },
                 () -> {
                     spin(cancelAfter);

@@ -9,6 +9,7 @@ import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.Line;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.testing.InProcessChain;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -28,14 +29,17 @@ class RetryLimiterChainTests {
             QuoteRequest.newBuilder().setSku("flaky-x").build();
     private static final Duration PUSHBACK = Duration.ofMillis(300);
 
-    private static RetryChain chain(java.util.function.IntFunction<StatusRuntimeException> stock) throws Exception {
-        return new RetryChain(BudgetRules.DEFAULTS, () -> RetryLimiter.defaults(RetryListener.NONE), stock);
+    private static InProcessChain chain(java.util.function.IntFunction<StatusRuntimeException> stock) throws Exception {
+        return InProcessChain.builder(BudgetRules.DEFAULTS)
+                .retries()
+                .stock((call, request) -> stock.apply(call))
+                .build();
     }
 
     @ParameterizedTest(name = "pushback {0}")
     @ValueSource(strings = {"-1", "-300", "soon", ""})
     void negativeOrUnparsablePushbackIsNotRetried(String pushback) throws Exception {
-        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(pushback) : null)) {
+        try (InProcessChain chain = chain(n -> n == 1 ? InProcessChain.unavailable(pushback) : null)) {
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,
                     () -> chain.pricing()
@@ -51,8 +55,8 @@ class RetryLimiterChainTests {
 
     @Test
     void positivePushbackIsRetriedAfterItsDelayWhenTheBudgetStillCoversIt() throws Exception {
-        try (RetryChain chain =
-                chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
+        try (InProcessChain chain =
+                chain(n -> n == 1 ? InProcessChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
             long start = System.nanoTime();
             assertThat(chain.pricing()
                             .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
@@ -76,8 +80,8 @@ class RetryLimiterChainTests {
 
     @Test
     void positivePushbackIsNotRetriedWhenTheDelayWouldSpendTheBudget() throws Exception {
-        try (RetryChain chain =
-                chain(n -> n == 1 ? RetryChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
+        try (InProcessChain chain =
+                chain(n -> n == 1 ? InProcessChain.unavailable(Long.toString(PUSHBACK.toMillis())) : null)) {
             long start = System.nanoTime();
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,
@@ -96,7 +100,7 @@ class RetryLimiterChainTests {
 
     @Test
     void resourceExhaustedIsNeverRetried() throws Exception {
-        try (RetryChain chain = chain(n -> n == 1 ? Status.RESOURCE_EXHAUSTED.asRuntimeException() : null)) {
+        try (InProcessChain chain = chain(n -> n == 1 ? Status.RESOURCE_EXHAUSTED.asRuntimeException() : null)) {
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,
                     () -> chain.pricing()
@@ -111,7 +115,7 @@ class RetryLimiterChainTests {
 
     @Test
     void theRetryCarriesPreviousAttempts() throws Exception {
-        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+        try (InProcessChain chain = chain(n -> n == 1 ? InProcessChain.unavailable(null) : null)) {
             assertThat(chain.pricing()
                             .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
                             .quote(QUOTE)
@@ -119,14 +123,14 @@ class RetryLimiterChainTests {
                     .isEqualTo(7);
 
             assertThat(chain.stockArrivals)
-                    .extracting(RetryChain.Arrival::previousAttempts)
+                    .extracting(InProcessChain.Arrival::previousAttempts)
                     .containsExactly(null, "1");
         }
     }
 
     @Test
     void aCallThatArrivedAsARetryIsNotRetriedAgain() throws Exception {
-        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+        try (InProcessChain chain = chain(n -> n == 1 ? InProcessChain.unavailable(null) : null)) {
             Metadata headers = new Metadata();
             headers.put(Headers.PREVIOUS_ATTEMPTS, "1");
             StatusRuntimeException failed = catchThrowableOfType(
@@ -144,7 +148,7 @@ class RetryLimiterChainTests {
     /** design §5's seed behaviour through the governor: retried at 1.5 s, not at 0.8 s (the deadline floor). */
     @Test
     void seedBehaviourHolds() throws Exception {
-        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+        try (InProcessChain chain = chain(n -> n == 1 ? InProcessChain.unavailable(null) : null)) {
             assertThat(chain.pricing()
                             .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
                             .quote(QUOTE)
@@ -152,7 +156,7 @@ class RetryLimiterChainTests {
                     .isEqualTo(7);
             assertThat(chain.stockArrivals).hasSize(2);
         }
-        try (RetryChain chain = chain(n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+        try (InProcessChain chain = chain(n -> n == 1 ? InProcessChain.unavailable(null) : null)) {
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,
                     () -> chain.pricing()
@@ -168,10 +172,10 @@ class RetryLimiterChainTests {
     @Test
     void theBucketStopsRetriesToABackendThatIsDown() throws Exception {
         TokenBucket bucket = TokenBucket.builder().build();
-        try (RetryChain chain = new RetryChain(
-                BudgetRules.DEFAULTS,
-                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()),
-                n -> RetryChain.unavailable(null))) {
+        try (InProcessChain chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .retries(() -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()))
+                .stock((n, request) -> InProcessChain.unavailable(null))
+                .build()) {
             for (int i = 0; i < 20; i++) {
                 assertThat(catchThrowableOfType(
                                 StatusRuntimeException.class,
@@ -197,7 +201,7 @@ class RetryLimiterChainTests {
      */
     @Test
     void theRetryNeverDoublesAtTwoHops() throws Exception {
-        try (RetryChain chain = chain(n -> RetryChain.unavailable(null))) {
+        try (InProcessChain chain = chain(n -> InProcessChain.unavailable(null))) {
             Line line = chain.edge()
                     .withDeadlineAfter(3, TimeUnit.SECONDS)
                     .checkout(CheckoutRequest.newBuilder().addSkus("x").build())
@@ -206,10 +210,10 @@ class RetryLimiterChainTests {
             assertThat(line.getAvailable()).isFalse();
             assertThat(line.getReason()).isEqualTo("UNAVAILABLE");
             assertThat(chain.pricingArrivals)
-                    .extracting(RetryChain.Arrival::previousAttempts)
+                    .extracting(InProcessChain.Arrival::previousAttempts)
                     .containsExactly(null, "1");
             assertThat(chain.stockArrivals)
-                    .extracting(RetryChain.Arrival::previousAttempts)
+                    .extracting(InProcessChain.Arrival::previousAttempts)
                     .containsExactly(null, "1", null);
             assertThat(chain.edgeListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
@@ -223,10 +227,10 @@ class RetryLimiterChainTests {
     @Test
     void warmUpCallsAreNeitherRetriedNorCountedByTheBucket() throws Exception {
         TokenBucket bucket = TokenBucket.builder().build();
-        try (RetryChain chain = new RetryChain(
-                BudgetRules.DEFAULTS,
-                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()),
-                n -> n <= 21 ? RetryChain.unavailable(null) : null)) {
+        try (InProcessChain chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .retries(() -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()))
+                .stock((n, request) -> n <= 21 ? InProcessChain.unavailable(null) : null)
+                .build()) {
             for (int i = 0; i < 20; i++) {
                 StatusRuntimeException failed = catchThrowableOfType(
                         StatusRuntimeException.class,
@@ -236,7 +240,7 @@ class RetryLimiterChainTests {
                                 .quote(QUOTE));
                 assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             }
-            assertThat(chain.pricingArrivals).hasSize(20).allMatch(RetryChain.Arrival::warmUp);
+            assertThat(chain.pricingArrivals).hasSize(20).allMatch(InProcessChain.Arrival::warmUp);
             assertThat(chain.stockArrivals).as("one attempt each").hasSize(20);
             assertThat(chain.pricingListener.outcomes).isEmpty();
             assertThat(bucket.targets()).as("no warm-up attempt accounted").isEmpty();
@@ -257,10 +261,10 @@ class RetryLimiterChainTests {
     @Test
     void aWarmUpHeaderFromOutsideIsIgnored() throws Exception {
         TokenBucket bucket = TokenBucket.builder().build();
-        try (RetryChain chain = new RetryChain(
-                BudgetRules.DEFAULTS,
-                () -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()),
-                n -> n == 1 ? RetryChain.unavailable(null) : null)) {
+        try (InProcessChain chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .retries(() -> RetryLimiter.allOf(bucket, RetryBudget.builder().build()))
+                .stock((n, request) -> n == 1 ? InProcessChain.unavailable(null) : null)
+                .build()) {
             assertThat(chain.pricing()
                             .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp("1")))
                             .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
@@ -269,7 +273,7 @@ class RetryLimiterChainTests {
                     .as("retried as any call")
                     .isEqualTo(7);
             assertThat(chain.pricingArrivals)
-                    .extracting(RetryChain.Arrival::warmUp)
+                    .extracting(InProcessChain.Arrival::warmUp)
                     .containsExactly(false);
             assertThat(chain.pricingListener.outcomes(RetryOutcome.ATTEMPTED)).isEqualTo(1);
             assertThat(bucket.targets()).as("accounted").isNotEmpty();
@@ -279,17 +283,17 @@ class RetryLimiterChainTests {
     /** The mark stays in the process: Edge's warm-up Checkout reaches Pricing as a Quote like any other. */
     @Test
     void theWarmUpMarkStaysInTheProcess() throws Exception {
-        try (RetryChain chain = chain(n -> null)) {
+        try (InProcessChain chain = chain(n -> null)) {
             chain.edge()
                     .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(warmUp(WarmUpMark.token())))
                     .withDeadlineAfter(3, TimeUnit.SECONDS)
                     .checkout(CheckoutRequest.newBuilder().addSkus("x").build());
 
             assertThat(chain.pricingArrivals)
-                    .extracting(RetryChain.Arrival::warmUp)
+                    .extracting(InProcessChain.Arrival::warmUp)
                     .containsExactly(false);
             assertThat(chain.stockArrivals)
-                    .extracting(RetryChain.Arrival::warmUp)
+                    .extracting(InProcessChain.Arrival::warmUp)
                     .containsExactly(false);
         }
     }

@@ -9,6 +9,7 @@ import com.google.common.util.concurrent.SettableFuture;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.testing.InProcessChain;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -24,7 +25,10 @@ class RetryTests {
 
     @Test
     void retriesUnavailableWhenTheBudgetAllows() throws Exception {
-        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS, RetryChain.firstCallFails())) {
+        try (InProcessChain chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .retries()
+                .stock(InProcessChain.firstCallFails())
+                .build()) {
             assertThat(chain.pricing()
                             .withDeadlineAfter(1500, TimeUnit.MILLISECONDS)
                             .quote(QUOTE)
@@ -39,7 +43,10 @@ class RetryTests {
 
     @Test
     void refusesTheRetryWhenTheBudgetIsShort() throws Exception {
-        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS, RetryChain.firstCallFails())) {
+        try (InProcessChain chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .retries()
+                .stock(InProcessChain.firstCallFails())
+                .build()) {
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,
                     () -> chain.pricing()
@@ -55,7 +62,10 @@ class RetryTests {
 
     @Test
     void retryRunsUnderTheSameBudgetAsTheFirstAttempt() throws Exception {
-        try (RetryChain chain = new RetryChain(BudgetRules.DEFAULTS, RetryChain.firstCallFails())) {
+        try (InProcessChain chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .retries()
+                .stock(InProcessChain.firstCallFails())
+                .build()) {
             chain.pricing().withDeadlineAfter(1500, TimeUnit.MILLISECONDS).quote(QUOTE);
 
             // Both attempts are held to the same deadline: the second sees a little less, never a fresh budget.
@@ -117,7 +127,7 @@ class RetryTests {
 
             ListenableFuture<String> outcome = retry.call(() -> {
                 attempts.incrementAndGet();
-                return Futures.immediateFailedFuture(RetryChain.unavailable("300"));
+                return Futures.immediateFailedFuture(InProcessChain.unavailable("300"));
             });
             assertThat(scheduler.getQueue()).hasSize(1); // the retry, waiting out the pushback
             outcome.cancel(false);

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.testing.InProcessChain;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -16,15 +18,27 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.opentelemetry.sdk.trace.samplers.Sampler;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Spans, parents, attributes and propagation of {@link GrpcTracing} over two real in-process hops. */
+/** Spans, parents, attributes and propagation of {@link GrpcTracing} over the in-process chain's hops. */
 @Timeout(30)
 class GrpcTracingTests {
 
@@ -41,31 +55,122 @@ class GrpcTracingTests {
         return value;
     }
 
-    private static SpanData one(TracedChain chain, String name, SpanKind kind) {
-        List<SpanData> found = chain.named(name).stream()
-                .filter(span -> span.getKind() == kind)
-                .toList();
-        assertThat(found).as("%s %s in %s", kind, name, chain.spans).hasSize(1);
+    private static final Metadata.Key<String> TRACEPARENT =
+            Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
+
+    /** The spans ended, on an SDK of the test's own. */
+    private final List<SpanData> spans = new CopyOnWriteArrayList<>();
+    /** The span context Pricing's handler ran in, for each Quote traced. */
+    private final List<SpanContext> pricingServed = new CopyOnWriteArrayList<>();
+    /** Whether Stock's handler ran traced ({@link CallTags#traced}), for each Check. */
+    private final List<String> stockTraced = new CopyOnWriteArrayList<>();
+
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private SdkTracerProvider provider;
+
+    /**
+     * The chain traced by {@link GrpcTracing} on {@code sampler}; Pricing's Stock call starts on
+     * another thread when {@code fromTimer} (as a hedge does). A Stock SKU named {@code fail} fails
+     * with {@code UNAVAILABLE}; {@code hang} never answers.
+     */
+    private InProcessChain chain(Sampler sampler, boolean fromTimer) throws Exception {
+        closeProvider();
+        spans.clear();
+        pricingServed.clear();
+        stockTraced.clear();
+        provider = SdkTracerProvider.builder()
+                .setSampler(sampler)
+                .addSpanProcessor(SimpleSpanProcessor.create(new SpanExporter() {
+                    @Override
+                    public CompletableResultCode export(Collection<SpanData> batch) {
+                        spans.addAll(batch);
+                        return CompletableResultCode.ofSuccess();
+                    }
+
+                    @Override
+                    public CompletableResultCode flush() {
+                        return CompletableResultCode.ofSuccess();
+                    }
+
+                    @Override
+                    public CompletableResultCode shutdown() {
+                        return CompletableResultCode.ofSuccess();
+                    }
+                }))
+                .build();
+        OpenTelemetrySdk sdk = OpenTelemetrySdk.builder()
+                .setTracerProvider(provider)
+                .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
+                .build();
+        InProcessChain.Builder chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .tracing(GrpcTracing.builder(sdk)
+                        .budgetRules(BudgetRules.DEFAULTS)
+                        .build())
+                .directExecutor()
+                .onQuote(request -> {
+                    SpanContext served = GrpcTracing.currentSpanContext();
+                    if (served != null) {
+                        pricingServed.add(served);
+                    }
+                    CallTags.tag("test.sku", request.getSku());
+                })
+                .stock((call, request) -> {
+                    stockTraced.add(Boolean.toString(CallTags.traced()));
+                    return switch (request.getSku()) {
+                        case "fail" ->
+                            Status.UNAVAILABLE.withDescription("stock is down").asRuntimeException();
+                        case "hang" -> InProcessChain.NO_ANSWER;
+                        default -> null;
+                    };
+                });
+        if (fromTimer) {
+            chain.stockCallsFrom(command -> timer.schedule(command, 1, TimeUnit.MILLISECONDS));
+        }
+        return chain.build();
+    }
+
+    @AfterEach
+    void closeProvider() {
+        if (provider != null) {
+            provider.close();
+            provider = null;
+        }
+    }
+
+    @AfterEach
+    void stopTimer() {
+        timer.shutdownNow();
+    }
+
+    /** The ended spans named {@code name}. */
+    private List<SpanData> named(String name) {
+        return spans.stream().filter(span -> span.getName().equals(name)).toList();
+    }
+
+    private SpanData one(String name, SpanKind kind) {
+        List<SpanData> found =
+                named(name).stream().filter(span -> span.getKind() == kind).toList();
+        assertThat(found).as("%s %s in %s", kind, name, spans).hasSize(1);
         return found.get(0);
     }
 
-    private static void awaitSpans(TracedChain chain, int count) {
-        await("%d spans".formatted(count)).atMost(Duration.ofSeconds(10)).until(() -> chain.spans.size() >= count);
+    private void awaitSpans(int count) {
+        await("%d spans".formatted(count)).atMost(Duration.ofSeconds(10)).until(() -> spans.size() >= count);
     }
 
     @Test
     void aSampledCallIsOneTraceParentedHopByHopWithTheBudgetOnItsSpans() throws Exception {
         for (boolean fromTimer : new boolean[] {false, true}) {
-            try (TracedChain chain = new TracedChain(Sampler.alwaysOn(), fromTimer)) {
+            try (InProcessChain chain = chain(Sampler.alwaysOn(), fromTimer)) {
                 QuoteReply reply = chain.pricing()
                         .withDeadlineAfter(1000, TimeUnit.MILLISECONDS)
                         .quote(QuoteRequest.newBuilder().setSku("a").build());
-                assertThat(reply.getQty()).isEqualTo(3);
-                awaitSpans(chain, 3);
+                assertThat(reply.getQty()).isEqualTo(7);
+                awaitSpans(3);
 
-                SpanData served = one(chain, QUOTE, SpanKind.SERVER);
-                SpanData attempt = one(chain, CHECK, SpanKind.CLIENT);
-                SpanData stock = one(chain, CHECK, SpanKind.SERVER);
+                SpanData served = one(QUOTE, SpanKind.SERVER);
+                SpanData attempt = one(CHECK, SpanKind.CLIENT);
+                SpanData stock = one(CHECK, SpanKind.SERVER);
                 assertThat(served.getParentSpanContext().isValid())
                         .as("the test's call sends no trace context: Pricing starts the trace")
                         .isFalse();
@@ -110,41 +215,41 @@ class GrpcTracingTests {
                                 served.getStatus().getStatusCode(),
                                 attempt.getStatus().getStatusCode()))
                         .containsOnly(StatusCode.UNSET);
-                assertThat(chain.stockTraced).containsExactly("true");
+                assertThat(stockTraced).containsExactly("true");
             }
         }
     }
 
     @Test
     void anUnsampledTraceRecordsNothingAndTellsTheNextHopNotToSample() throws Exception {
-        try (TracedChain chain = new TracedChain(Sampler.parentBased(Sampler.alwaysOff()), false)) {
+        try (InProcessChain chain = chain(Sampler.parentBased(Sampler.alwaysOff()), false)) {
             chain.pricing()
                     .withDeadlineAfter(1, TimeUnit.SECONDS)
                     .quote(QuoteRequest.newBuilder().setSku("a").build());
-            assertThat(chain.spans).isEmpty();
-            assertThat(chain.stockTraced).containsExactly("false");
+            assertThat(spans).isEmpty();
+            assertThat(stockTraced).containsExactly("false");
             // No attempt span is made: the served call's own context goes down, marked "not sampled".
-            SpanContext served = chain.pricingServed.get(0);
+            SpanContext served = pricingServed.get(0);
             assertThat(served.isValid()).isTrue();
             assertThat(served.isSampled()).isFalse();
-            assertThat(chain.stockHeaders.get(0).get(TracedChain.TRACEPARENT))
+            assertThat(chain.stockArrivals.get(0).headers().get(TRACEPARENT))
                     .isEqualTo("00-" + served.getTraceId() + "-" + served.getSpanId() + "-00");
         }
     }
 
     @Test
     void aServedCallIsTheChildOfTheTraceContextItArrivedWith() throws Exception {
-        try (TracedChain chain = new TracedChain(Sampler.parentBased(Sampler.alwaysOff()), false)) {
+        try (InProcessChain chain = chain(Sampler.parentBased(Sampler.alwaysOff()), false)) {
             Metadata headers = new Metadata();
             String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-            headers.put(TracedChain.TRACEPARENT, "00-" + traceId + "-00f067aa0ba902b7-01");
+            headers.put(TRACEPARENT, "00-" + traceId + "-00f067aa0ba902b7-01");
             chain.pricing()
                     .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
                     .withDeadlineAfter(1, TimeUnit.SECONDS)
                     .quote(QuoteRequest.newBuilder().setSku("a").build());
             // Sampled upstream: the parent-based sampler follows the caller's decision.
-            awaitSpans(chain, 3);
-            SpanData served = one(chain, QUOTE, SpanKind.SERVER);
+            awaitSpans(3);
+            SpanData served = one(QUOTE, SpanKind.SERVER);
             assertThat(served.getTraceId()).isEqualTo(traceId);
             assertThat(served.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
             assertThat(served.getParentSpanContext().isRemote()).isTrue();
@@ -153,52 +258,49 @@ class GrpcTracingTests {
 
     @Test
     void failuresAndCancellationsEndTheSpansWithTheirStatus() throws Exception {
-        try (TracedChain chain = new TracedChain(Sampler.alwaysOn(), false)) {
+        try (InProcessChain chain = chain(Sampler.alwaysOn(), false)) {
             StatusRuntimeException failed = catchThrowableOfType(
                     StatusRuntimeException.class,
                     () -> chain.pricing()
                             .withDeadlineAfter(1, TimeUnit.SECONDS)
                             .quote(QuoteRequest.newBuilder().setSku("fail").build()));
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-            awaitSpans(chain, 3);
-            for (SpanData span : chain.spans) {
+            awaitSpans(3);
+            for (SpanData span : spans) {
                 assertThat(span.getStatus().getStatusCode()).as(span.toString()).isEqualTo(StatusCode.ERROR);
                 assertThat(span.getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code")))
                         .isEqualTo((long) Status.Code.UNAVAILABLE.value());
             }
-            assertThat(one(chain, QUOTE, SpanKind.SERVER).getStatus().getDescription())
+            assertThat(one(QUOTE, SpanKind.SERVER).getStatus().getDescription())
                     .isEqualTo("UNAVAILABLE: stock is down");
 
-            chain.spans.clear();
+            spans.clear();
             ListenableFuture<QuoteReply> hanging = chain.pricingFuture()
                     .quote(QuoteRequest.newBuilder().setSku("hang").build());
-            await().atMost(Duration.ofSeconds(10)).until(() -> chain.stockTraced.size() == 2);
+            await().atMost(Duration.ofSeconds(10)).until(() -> stockTraced.size() == 2);
             hanging.cancel(true);
             // Cancelled by its caller, the served call never closes: its span ends all the same.
-            awaitSpans(chain, 3);
-            assertThat(one(chain, QUOTE, SpanKind.SERVER)
-                            .getAttributes()
-                            .get(AttributeKey.longKey("rpc.grpc.status_code")))
+            awaitSpans(3);
+            assertThat(one(QUOTE, SpanKind.SERVER).getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code")))
                     .isEqualTo((long) Status.Code.CANCELLED.value());
-            assertThat(chain.spans)
-                    .allSatisfy(span -> assertThat(span.hasEnded()).isTrue());
+            assertThat(spans).allSatisfy(span -> assertThat(span.hasEnded()).isTrue());
         }
     }
 
     @Test
     void healthAndWarmUpCallsAreNotTraced() throws Exception {
         // Parent-based, as Spring Boot samples: the next hop follows the "not sampled" it is handed.
-        try (TracedChain chain = new TracedChain(Sampler.parentBased(Sampler.alwaysOn()), false)) {
+        try (InProcessChain chain = chain(Sampler.parentBased(Sampler.alwaysOn()), false)) {
             chain.pricing()
-                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(TracedChain.warmUp()))
+                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(InProcessChain.warmUpHeaders()))
                     .withDeadlineAfter(1, TimeUnit.SECONDS)
                     .quote(QuoteRequest.newBuilder().setSku("warm").build());
-            assertThat(chain.spans).isEmpty();
-            assertThat(chain.pricingServed).isEmpty();
-            assertThat(chain.stockHeaders.get(0).get(TracedChain.TRACEPARENT))
+            assertThat(spans).isEmpty();
+            assertThat(pricingServed).isEmpty();
+            assertThat(chain.stockArrivals.get(0).headers().get(TRACEPARENT))
                     .as("downstream: a trace context that says not sampled")
                     .endsWith("-00");
-            assertThat(chain.stockTraced).containsExactly("false");
+            assertThat(stockTraced).containsExactly("false");
         }
     }
 }

@@ -1,7 +1,9 @@
-package dev.grpcops.retry;
+package dev.grpcops.testing;
 
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
+import dev.grpcops.retry.RetryListener;
+import dev.grpcops.retry.RetryOutcome;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -10,18 +12,18 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Remembers what the budget layer and the retries told it, for tests to read. */
-final class RecordingListener implements BudgetListener, RetryListener {
+public final class RecordingListener implements BudgetListener, RetryListener {
 
-    record Arrival(String method, Duration remaining, boolean defaulted) {}
+    public record Arrival(String method, Duration remaining, boolean defaulted) {}
 
-    record Downstream(String method, Duration deadline) {}
+    public record Downstream(String method, Duration deadline) {}
 
-    final List<Arrival> arrivals = new CopyOnWriteArrayList<>();
-    final List<Downstream> downstream = new CopyOnWriteArrayList<>();
-    final List<String> notSent = new CopyOnWriteArrayList<>();
-    final AtomicInteger retriesAttempted = new AtomicInteger();
-    final AtomicInteger retriesRefused = new AtomicInteger();
-    final Map<RetryOutcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
+    public final List<Arrival> arrivals = new CopyOnWriteArrayList<>();
+    public final List<Downstream> downstream = new CopyOnWriteArrayList<>();
+    public final List<String> notSent = new CopyOnWriteArrayList<>();
+    public final AtomicInteger retriesAttempted = new AtomicInteger();
+    public final AtomicInteger retriesRefused = new AtomicInteger();
+    public final Map<RetryOutcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
 
     @Override
     public void arrived(String method, Budget budget) {
@@ -46,7 +48,7 @@ final class RecordingListener implements BudgetListener, RetryListener {
         }
     }
 
-    int outcomes(RetryOutcome outcome) {
+    public int outcomes(RetryOutcome outcome) {
         AtomicInteger count = outcomes.get(outcome);
         return count == null ? 0 : count.get();
     }
