@@ -116,8 +116,10 @@ public final class ServerStack {
 
     /** {@code service} behind every layer of this stack. */
     public ServerServiceDefinition intercept(ServerServiceDefinition service) {
-        ServerServiceDefinition served = guard ? MalformedRequests.guard(service, onMalformed) : service;
-        return ServerInterceptors.intercept(served, innermostFirst);
+        ServerServiceDefinition intercepted = ServerInterceptors.intercept(service, innermostFirst);
+        // The guard outermost: every layer sees typed requests (admission reads a call's width from
+        // its request), as in the starter, where the guard wraps the services net.devh intercepted.
+        return guard ? MalformedRequests.guard(intercepted, onMalformed) : intercepted;
     }
 
     /** Each feature is left out unless given. */

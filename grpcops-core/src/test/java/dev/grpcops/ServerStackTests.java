@@ -2,6 +2,7 @@ package dev.grpcops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.admin.AdminAuthorization;
@@ -10,6 +11,7 @@ import dev.grpcops.admin.AdminMethods;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.admission.CallWidth;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.PriorityLevelConfig;
 import dev.grpcops.deadline.Budget;
@@ -35,6 +37,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -164,10 +167,54 @@ class ServerStackTests {
         assertThat(held.get(5, TimeUnit.SECONDS).getPod()).isEqualTo("p");
     }
 
+    /** The layers see typed requests: admission reads a held call's width (3 seats) from its request. */
+    @Test
+    void admissionReadsACallsWidthFromItsRequest() throws Exception {
+        List<PriorityLevelConfig> levels = new ArrayList<>();
+        for (Criticality criticality : Criticality.values()) {
+            levels.add(PriorityLevelConfig.of(criticality.value(), 1));
+        }
+        Admission admission = Admission.builder(
+                        AdmissionConfig.builder().limit(30).levels(levels).build())
+                .build();
+        ServerStack stack = ServerStack.builder()
+                .admission(AdmissionInterceptors.server(admission)
+                        .width(CallWidth.of(WhoAmIGrpc.getWhoMethod(), request -> 3 + request.getSerializedSize())))
+                .build();
+        ManagedChannel channel = serve(stack);
+        CountDownLatch release = new CountDownLatch(1);
+        holdWho.set(release);
+        ListenableFuture<WhoReply> held = WhoAmIGrpc.newFutureStub(channel).who(WhoRequest.getDefaultInstance());
+        await().atMost(Duration.ofSeconds(5)).until(() -> seenByHandler.size() == 1);
+
+        assertThat(admission.levels().stream()
+                        .mapToInt(Admission.Level::executingSeats)
+                        .sum())
+                .as("seats the held call takes")
+                .isEqualTo(3);
+        release.countDown();
+        assertThat(held.get(5, TimeUnit.SECONDS).getPod()).isEqualTo("p");
+    }
+
     @Test
     void aMalformedRequestIsAnsweredInvalidArgumentAndTheServiceKeepsServing() throws Exception {
         ManagedChannel channel = serve(everyFeature());
-        MethodDescriptor<InputStream, WhoReply> raw = WhoAmIGrpc.getWhoMethod().toBuilder(
+        MethodDescriptor<InputStream, WhoReply> raw = raw(WhoAmIGrpc.getWhoMethod());
+
+        assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(
+                        channel, raw, CallOptions.DEFAULT, new ByteArrayInputStream(new byte[] {(byte) 0xff, 1, 2})))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+        assertThat(WhoAmIGrpc.newBlockingStub(channel)
+                        .who(WhoRequest.getDefaultInstance())
+                        .getPod())
+                .isEqualTo("p");
+    }
+
+    /** {@code method} sending raw bytes, as a client whose requests do not parse. */
+    private static <RespT> MethodDescriptor<InputStream, RespT> raw(MethodDescriptor<?, RespT> method) {
+        return method.toBuilder(
                         new MethodDescriptor.Marshaller<InputStream>() {
                             @Override
                             public InputStream stream(InputStream value) {
@@ -179,18 +226,8 @@ class ServerStackTests {
                                 return stream;
                             }
                         },
-                        WhoAmIGrpc.getWhoMethod().getResponseMarshaller())
+                        method.getResponseMarshaller())
                 .build();
-
-        assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(
-                        channel, raw, CallOptions.DEFAULT, new ByteArrayInputStream(new byte[] {(byte) 0xff, 1, 2})))
-                .isInstanceOfSatisfying(
-                        StatusRuntimeException.class,
-                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
-        assertThat(WhoAmIGrpc.newBlockingStub(channel)
-                        .who(WhoRequest.getDefaultInstance())
-                        .getPod())
-                .isEqualTo("p");
     }
 
     private ServerStack everyFeature() {
