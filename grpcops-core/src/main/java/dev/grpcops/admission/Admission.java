@@ -330,7 +330,7 @@ public final class Admission {
                 level.queues.sync(now, level.seats());
                 level.queues.finished(request, service);
             }
-            if (sampled && adaptiveLimit != null) {
+            if (sampled && adaptiveLimit != null && !request.warmUp) {
                 int adapted = adaptiveLimit.sample(now, service - waitedNanos, service, executing);
                 if (adapted != limit) {
                     limit = adapted;

@@ -27,4 +27,13 @@ public interface AdmissionRequest {
     default long downstreamSetAsideNanos() {
         return 0;
     }
+
+    /**
+     * Whether this is one of the process's own warm-up calls, which run on a JIT-cold server: its
+     * time then measures nothing of the server, neither for the level's service time nor for an
+     * adaptive limit. False by default.
+     */
+    default boolean warmUp() {
+        return false;
+    }
 }

@@ -1,7 +1,5 @@
 package dev.grpcops.admission;
 
-import dev.grpcops.internal.WarmUpMark;
-
 /** Admission's bookkeeping of one offered call; every field is guarded by the admission's lock. */
 final class Ticket implements AdmissionTicket {
 
@@ -20,10 +18,7 @@ final class Ticket implements AdmissionTicket {
     final long setAsideNanos;
     /** The seats it takes while it runs (a call that fans out takes one per downstream call). */
     final int width;
-    /**
-     * One of this process's own warm-up calls (offered while serving one): a JIT-cold server's time,
-     * no measure of the level's service time.
-     */
+    /** One of the process's own warm-up calls ({@link AdmissionRequest#warmUp}): its time is no measure. */
     final boolean warmUp;
     /** The seats it holds once seated: its width, at most the limit at that moment. */
     int seats;
@@ -49,7 +44,7 @@ final class Ticket implements AdmissionTicket {
         this.allowanceNanos = allowanceNanos;
         this.setAsideNanos = Math.max(0, request.downstreamSetAsideNanos());
         this.width = width;
-        this.warmUp = WarmUpMark.active();
+        this.warmUp = request.warmUp();
     }
 
     @Override

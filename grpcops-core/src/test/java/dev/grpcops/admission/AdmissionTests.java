@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Seats, levels, deadlines, cancellation and drain, on a fake clock. */
 class AdmissionTests {
@@ -80,6 +82,39 @@ class AdmissionTests {
         assertThat(admission.level("default").executingSeats()).isEqualTo(8);
         wide.release();
         assertThat(admission.level("default").executingSeats()).isZero();
+    }
+
+    /**
+     * The process's own warm-up calls ({@link AdmissionRequest#warmUp}) run on a JIT-cold server:
+     * none is a sample, so the first probe keeps the minimum seats until callers' calls end it.
+     */
+    @ParameterizedTest(name = "warm-up calls: {0}")
+    @ValueSource(booleans = {true, false})
+    void warmUpCallsAreNoSamplesOfTheAdaptiveLimit(boolean warmUp) {
+        Admission admission = Admission.builder(AdmissionConfig.builder()
+                        .limit(32)
+                        .levels(PriorityLevelConfig.of("default", 1))
+                        .adaptiveLimit(
+                                AdaptiveLimit.builder().minLimit(8).maxLimit(64).build())
+                        .build())
+                .nanoClock(time::nanoTime)
+                .timer(time.timer())
+                .build();
+        for (int i = 0; i < 40; i++) {
+            TestCall call = new TestCall(admission.level("default"), "self", 5_000, started);
+            call.warmUp = warmUp;
+            call.offer();
+            time.forwardMillis(10);
+            call.release();
+        }
+
+        if (warmUp) {
+            assertThat(admission.limit())
+                    .as("still probing with the minimum seats")
+                    .isEqualTo(8);
+        } else {
+            assertThat(admission.limit()).as("the probe ended").isGreaterThan(8);
+        }
     }
 
     /** A call that fans out takes a seat per downstream call: a wide one waits until that many are free. */

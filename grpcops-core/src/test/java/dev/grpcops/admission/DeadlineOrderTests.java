@@ -2,8 +2,6 @@ package dev.grpcops.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.grpcops.internal.WarmUpMark;
-import io.grpc.Context;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -163,15 +161,10 @@ class DeadlineOrderTests {
     @Test
     void warmUpCallsAreNoMeasureOfTheLevelsServiceTime() {
         Admission admission = admission(QueueOrder.DEADLINE);
-        Context warmUp = WarmUpMark.attachTo(Context.current());
         for (int i = 0; i < 60; i++) {
-            Context previous = warmUp.attach();
-            TestCall call;
-            try {
-                call = offer(admission, "self", 10_000);
-            } finally {
-                warmUp.detach(previous);
-            }
+            TestCall call = new TestCall(admission.level("default"), "self", 10_000, started);
+            call.warmUp = true;
+            call.offer();
             time.forwardMillis(200);
             call.release();
         }

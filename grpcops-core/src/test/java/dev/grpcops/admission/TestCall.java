@@ -11,6 +11,7 @@ class TestCall implements AdmissionRequest {
     final long allowanceNanos;
     int width = 1;
     long downstreamSetAsideNanos;
+    boolean warmUp;
     AdmissionTicket ticket;
     boolean started;
     Rejection rejection;
@@ -74,6 +75,11 @@ class TestCall implements AdmissionRequest {
     @Override
     public long downstreamSetAsideNanos() {
         return downstreamSetAsideNanos;
+    }
+
+    @Override
+    public boolean warmUp() {
+        return warmUp;
     }
 
     @Override

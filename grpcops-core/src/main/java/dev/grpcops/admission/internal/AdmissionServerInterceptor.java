@@ -84,9 +84,10 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
         // The process's own warm-up calls run on a JIT-cold server: no samples for the adaptive limit.
-        boolean sampled = admission.adaptsLimit() && !WarmUpMark.active();
-        AdmittedCall<ReqT, RespT> admitted =
-                new AdmittedCall<>(caller, call, headers, next, context, nanoClock, sampled, downstreamSetAsideNanos);
+        boolean warmUp = WarmUpMark.active();
+        boolean sampled = admission.adaptsLimit() && !warmUp;
+        AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(
+                caller, call, headers, next, context, nanoClock, warmUp, sampled, downstreamSetAsideNanos);
         Admission.Level level = admission.level(policy.levelOf(caller));
         CallWidth<?> width = widths.get(method.getFullMethodName());
         if (width != null) {

@@ -37,6 +37,8 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     private final boolean sampled;
 
     private final long downstreamSetAsideNanos;
+    /** One of the process's own warm-up calls. */
+    private final boolean warmUp;
 
     private final Deferred listener = new Deferred();
     /** Whether the handler answered OK: only then is the call's time a sample. */
@@ -51,9 +53,11 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
             ServerCallHandler<ReqT, RespT> next,
             Context context,
             LongSupplier nanoClock,
+            boolean warmUp,
             boolean sampled,
             long downstreamSetAsideNanos) {
         this.caller = caller;
+        this.warmUp = warmUp;
         this.sampled = sampled;
         this.downstreamSetAsideNanos = downstreamSetAsideNanos;
         this.call = call;
@@ -90,6 +94,11 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     @Override
     public long downstreamSetAsideNanos() {
         return downstreamSetAsideNanos;
+    }
+
+    @Override
+    public boolean warmUp() {
+        return warmUp;
     }
 
     private boolean cancel() {
