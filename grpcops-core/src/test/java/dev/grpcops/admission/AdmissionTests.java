@@ -52,6 +52,19 @@ class AdmissionTests {
         return call.offer();
     }
 
+    /** 32 seats at most, an adaptive limit of 8 to 64 within them, on the fake clock. */
+    private Admission adaptive() {
+        return Admission.builder(AdmissionConfig.builder()
+                        .limit(32)
+                        .levels(PriorityLevelConfig.of("default", 1))
+                        .adaptiveLimit(
+                                AdaptiveLimit.builder().minLimit(8).maxLimit(64).build())
+                        .build())
+                .nanoClock(time::nanoTime)
+                .timer(time.timer())
+                .build();
+    }
+
     private TestCall offerWide(Admission admission, String flow, int seats) {
         return new TestCall(admission.level("default"), flow, 5_000, started)
                 .wide(seats)
@@ -65,15 +78,7 @@ class AdmissionTests {
      */
     @Test
     void aCallWiderThanTheAdaptiveLimitNowTakesEverySeatThereIs() {
-        Admission admission = Admission.builder(AdmissionConfig.builder()
-                        .limit(32)
-                        .levels(PriorityLevelConfig.of("default", 1))
-                        .adaptiveLimit(
-                                AdaptiveLimit.builder().minLimit(8).maxLimit(64).build())
-                        .build())
-                .nanoClock(time::nanoTime)
-                .timer(time.timer())
-                .build();
+        Admission admission = adaptive();
         assertThat(admission.limit()).as("the first probe").isEqualTo(8);
 
         TestCall wide = offerWide(admission, "fan-out", 20);
@@ -91,15 +96,7 @@ class AdmissionTests {
     @ParameterizedTest(name = "warm-up calls: {0}")
     @ValueSource(booleans = {true, false})
     void warmUpCallsAreNoSamplesOfTheAdaptiveLimit(boolean warmUp) {
-        Admission admission = Admission.builder(AdmissionConfig.builder()
-                        .limit(32)
-                        .levels(PriorityLevelConfig.of("default", 1))
-                        .adaptiveLimit(
-                                AdaptiveLimit.builder().minLimit(8).maxLimit(64).build())
-                        .build())
-                .nanoClock(time::nanoTime)
-                .timer(time.timer())
-                .build();
+        Admission admission = adaptive();
         for (int i = 0; i < 40; i++) {
             TestCall call = new TestCall(admission.level("default"), "self", 5_000, started);
             call.warmUp = warmUp;
