@@ -9,14 +9,12 @@ import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.admission.PriorityLevelConfig;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
-import dev.grpcops.proto.chain.v1.PricingGrpc;
-import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.InProcessChain;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
-import io.grpc.ServerInterceptors;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.MetadataUtils;
@@ -25,10 +23,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -42,13 +38,6 @@ class BudgetLedgerTests {
     private static final String TOKEN = "ledger-test-token-0123456789";
 
     private final List<AutoCloseable> closeables = new ArrayList<>();
-    private final List<LedgerLine> answered = new CopyOnWriteArrayList<>();
-    private final BudgetListener listener = new BudgetListener() {
-        @Override
-        public void answered(String method, LedgerLine line) {
-            answered.add(line);
-        }
-    };
 
     @AfterEach
     void close() throws Exception {
@@ -59,18 +48,13 @@ class BudgetLedgerTests {
 
     private BudgetInterceptors budget() {
         return BudgetInterceptors.builder(BudgetRules.DEFAULTS)
-                .listener(listener)
                 .ledgerToken(TOKEN)
                 .build();
     }
 
-    private ManagedChannel channel(String name, BudgetInterceptors budget) {
-        ManagedChannel channel = budget == null
-                ? InProcessChannelBuilder.forName(name).directExecutor().build()
-                : InProcessChannelBuilder.forName(name)
-                        .directExecutor()
-                        .intercept(budget.client())
-                        .build();
+    private ManagedChannel channel(String name) {
+        ManagedChannel channel =
+                InProcessChannelBuilder.forName(name).directExecutor().build();
         closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
         return channel;
     }
@@ -84,75 +68,31 @@ class BudgetLedgerTests {
         closeables.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     }
 
-    private ManagedChannel pricingInFrontOfStock() throws Exception {
-        return pricingInFrontOfStock(1);
+    /** The chain in process, every hop's ledger passed back for {@link #TOKEN}; Pricing makes {@code checks} per Quote. */
+    private InProcessChain chain(int checks) throws Exception {
+        InProcessChain chain = InProcessChain.builder(BudgetRules.DEFAULTS)
+                .ledgerToken(TOKEN)
+                .checksPerQuote(checks)
+                .build();
+        closeables.add(chain);
+        return chain;
     }
 
-    /** Pricing calling Stock {@code checks} times per Quote, each with the budget interceptors; the channel to Pricing. */
-    private ManagedChannel pricingInFrontOfStock(int checks) throws Exception {
-        String name = InProcessServerBuilder.generateName();
-        serve(
-                name + "-stock",
-                ServerInterceptors.intercept(
-                        new StockGrpc.StockImplBase() {
-                            @Override
-                            public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
-                                reply.onNext(CheckReply.newBuilder()
-                                        .setSku(request.getSku())
-                                        .build());
-                                reply.onCompleted();
-                            }
-                        },
-                        budget().server()));
-        StockGrpc.StockStub stock = StockGrpc.newStub(channel(name + "-stock", budget()));
-        serve(
-                name + "-pricing",
-                ServerInterceptors.intercept(
-                        new PricingGrpc.PricingImplBase() {
-                            @Override
-                            public void quote(QuoteRequest request, StreamObserver<QuoteReply> reply) {
-                                AtomicInteger left = new AtomicInteger(checks);
-                                for (int i = 0; i < checks; i++) {
-                                    stock.check(
-                                            CheckRequest.newBuilder()
-                                                    .setSku(request.getSku())
-                                                    .build(),
-                                            new StreamObserver<>() {
-                                                @Override
-                                                public void onNext(CheckReply value) {}
-
-                                                @Override
-                                                public void onError(Throwable t) {
-                                                    if (left.getAndSet(-1) > 0) {
-                                                        reply.onError(t);
-                                                    }
-                                                }
-
-                                                @Override
-                                                public void onCompleted() {
-                                                    if (left.decrementAndGet() == 0) {
-                                                        reply.onNext(QuoteReply.newBuilder()
-                                                                .setSku(request.getSku())
-                                                                .build());
-                                                        reply.onCompleted();
-                                                    }
-                                                }
-                                            });
-                                }
-                            }
-                        },
-                        budget().server()));
-        return channel(name + "-pricing", null);
+    /** Each hop's ledger line, as it answered (Pricing's and Stock's). */
+    private static List<LedgerLine> answered(InProcessChain chain) {
+        List<LedgerLine> lines = new ArrayList<>(chain.pricingListener.answered);
+        lines.addAll(chain.stockListener.answered);
+        return lines;
     }
 
     /** One Quote with a 2 s deadline, {@code ledgerHeader} as the ask (null: none); the trailers it got. */
-    private static Metadata quote(ManagedChannel pricing, String ledgerHeader) {
+    private static Metadata quote(InProcessChain chain, String ledgerHeader) {
         AtomicReference<Metadata> trailers = new AtomicReference<>();
         Metadata headers = new Metadata();
         if (ledgerHeader != null) {
             headers.put(LedgerLine.KEY, ledgerHeader);
         }
-        PricingGrpc.newBlockingStub(pricing)
+        chain.pricing()
                 .withInterceptors(
                         MetadataUtils.newAttachHeadersInterceptor(headers),
                         MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers))
@@ -172,9 +112,7 @@ class BudgetLedgerTests {
 
     @Test
     void aCallerWithTheTokenGetsEveryHopsLineOutermostFirst() throws Exception {
-        ManagedChannel pricing = pricingInFrontOfStock();
-
-        List<LedgerLine> lines = ledger(quote(pricing, TOKEN));
+        List<LedgerLine> lines = ledger(quote(chain(1), TOKEN));
 
         assertThat(lines).extracting(LedgerLine::hop).containsExactly("chain.v1.Pricing", "chain.v1.Stock");
         assertThat(lines).extracting(LedgerLine::depth).containsExactly(0, 1);
@@ -196,9 +134,7 @@ class BudgetLedgerTests {
     /** A hop that fans out wide passes back two dozen of its calls' lines and counts the rest: the call does not fail for its ledger. */
     @Test
     void aWideFanOutPassesBackTwoDozenLinesAndCountsTheRest() throws Exception {
-        ManagedChannel pricing = pricingInFrontOfStock(100);
-
-        Metadata trailers = quote(pricing, TOKEN);
+        Metadata trailers = quote(chain(100), TOKEN);
 
         assertThat(ledger(trailers)).hasSize(1 + 24);
         assertThat(trailers.getAll(LedgerLine.KEY))
@@ -209,16 +145,16 @@ class BudgetLedgerTests {
 
     @Test
     void withoutTheTokenNoLedgerLeavesButEveryHopCountsItsSlack() throws Exception {
-        ManagedChannel pricing = pricingInFrontOfStock();
+        InProcessChain chain = chain(1);
 
-        assertThat(ledger(quote(pricing, null))).as("not asked").isEmpty();
-        assertThat(ledger(quote(pricing, "a-wrong-token-0123456789")))
+        assertThat(ledger(quote(chain, null))).as("not asked").isEmpty();
+        assertThat(ledger(quote(chain, "a-wrong-token-0123456789")))
                 .as("a wrong token")
                 .isEmpty();
-        assertThat(answered)
+        assertThat(answered(chain))
                 .extracting(LedgerLine::hop)
                 .containsExactlyInAnyOrder("chain.v1.Stock", "chain.v1.Pricing", "chain.v1.Stock", "chain.v1.Pricing");
-        assertThat(answered).allSatisfy(line -> assertThat(line.slack()).isPositive());
+        assertThat(answered(chain)).allSatisfy(line -> assertThat(line.slack()).isPositive());
     }
 
     @Test
@@ -243,7 +179,7 @@ class BudgetLedgerTests {
                                 held.add(reply);
                             }
                         }.bindService()));
-        ManagedChannel channel = channel(name, null);
+        ManagedChannel channel = channel(name);
         Metadata asking = new Metadata();
         asking.put(LedgerLine.KEY, TOKEN);
         var first = StockGrpc.newFutureStub(channel)

@@ -52,15 +52,17 @@ import java.util.function.Supplier;
 /**
  * The chain, Edge → Pricing → Stock, as three real gRPC hops in one JVM, each served and calling
  * through the library's stacks ({@link ServerStack}, {@link ChannelStack}) with the features a test
- * asks for: the budget at every hop always, the process's warm-up mark, retries, tracing. Edge
- * quotes the first SKU of a Checkout; Pricing checks the SKU at Stock; Stock's n-th call (from 1)
- * answers what {@link StockAnswer} says. Pricing and Stock record each call's arrival; the budget
- * layer and the retries at Edge and Pricing tell {@link #edgeListener} and {@link #pricingListener}.
+ * asks for: the budget at every hop always, the process's warm-up mark, retries, tracing, the
+ * budget ledger. Edge quotes the first SKU of a Checkout; Pricing checks the SKU at Stock (once, or
+ * {@link Builder#checksPerQuote} times at once); Stock's n-th call (from 1) answers what {@link
+ * StockAnswer} says. Pricing and Stock record each call as their handler gets it; each hop's budget
+ * layer, and the retries at Edge and Pricing, tell that hop's listener.
  */
 public final class InProcessChain implements AutoCloseable {
 
     /**
-     * A call as it arrived at a hop.
+     * A call as the hop's handler gets it, inside the hop's stack (the warm-up header, for one, is
+     * gone by then: {@link #warmUp} says whether it was one).
      *
      * @param previousAttempts its {@code grpc-previous-rpc-attempts} header, or null
      * @param warmUp whether it was served as one of the process's warm-up calls
@@ -102,6 +104,9 @@ public final class InProcessChain implements AutoCloseable {
 
     public final RecordingListener edgeListener = new RecordingListener();
     public final RecordingListener pricingListener = new RecordingListener();
+    /** Stock's budget layer (it makes no downstream calls and does not retry). */
+    public final RecordingListener stockListener = new RecordingListener();
+
     public final List<Arrival> pricingArrivals = new CopyOnWriteArrayList<>();
     public final List<Arrival> stockArrivals = new CopyOnWriteArrayList<>();
     /** Pricing's retries of its Stock calls; null without {@link Builder#retries}. */
@@ -110,7 +115,7 @@ public final class InProcessChain implements AutoCloseable {
     private final List<Server> servers = new ArrayList<>();
     private final List<ManagedChannel> channels = new ArrayList<>();
     private final ManagedChannel toEdge;
-    private final ManagedChannel toPricingDirect;
+    private final ManagedChannel toPricingFromOutside;
 
     public static Builder builder(BudgetRules rules) {
         return new Builder(rules);
@@ -120,43 +125,46 @@ public final class InProcessChain implements AutoCloseable {
         String name = InProcessServerBuilder.generateName();
         Retry edgeRetry = builder.retry(edgeListener);
         pricingRetry = builder.retry(pricingListener);
-
-        servers.add(builder.server(name + "-stock", true)
-                .addService(builder.stack(BudgetInterceptors.builder(builder.rules))
-                        .intercept(recorded(new Stock(builder.stockAnswer), stockArrivals)))
-                .build()
-                .start());
-        ManagedChannel toStock = channel(builder, name + "-stock", pricingListener, builder.directExecutor);
-        servers.add(builder.server(name + "-pricing", builder.directExecutor)
-                .addService(builder.stack(BudgetInterceptors.builder(builder.rules)
-                                .listener(pricingListener)
-                                .excludedServices(Set.of()))
-                        .intercept(recorded(
-                                new Pricing(StockGrpc.newFutureStub(toStock), pricingRetry, builder), pricingArrivals)))
-                .build()
-                .start());
-        ManagedChannel toPricing = channel(builder, name + "-pricing", edgeListener, false);
-        servers.add(builder.server(name + "-edge", false)
-                .addService(builder.stack(BudgetInterceptors.builder(builder.rules)
-                                .listener(edgeListener)
-                                .excludedServices(Set.of()))
-                        .intercept(new Edge(PricingGrpc.newFutureStub(toPricing), edgeRetry)))
-                .build()
-                .start());
-        toEdge = InProcessChannelBuilder.forName(name + "-edge").build();
-        channels.add(toEdge);
-        toPricingDirect = InProcessChannelBuilder.forName(name + "-pricing").build();
-        channels.add(toPricingDirect);
+        try {
+            servers.add(builder.server(name + "-stock", true)
+                    .addService(builder.stack(stockListener)
+                            .intercept(recorded(new Stock(builder.stockAnswer), stockArrivals)))
+                    .build()
+                    .start());
+            ManagedChannel toStock =
+                    channel(builder, name + "-stock", pricingListener, builder.pricingOnTransportThreads);
+            servers.add(builder.server(name + "-pricing", builder.pricingOnTransportThreads)
+                    .addService(builder.stack(pricingListener)
+                            .intercept(recorded(
+                                    new Pricing(StockGrpc.newFutureStub(toStock), pricingRetry, builder),
+                                    pricingArrivals)))
+                    .build()
+                    .start());
+            ManagedChannel toPricing = channel(builder, name + "-pricing", edgeListener, false);
+            servers.add(builder.server(name + "-edge", false)
+                    .addService(builder.stack(edgeListener)
+                            .intercept(new Edge(PricingGrpc.newFutureStub(toPricing), edgeRetry)))
+                    .build()
+                    .start());
+            toEdge = InProcessChannelBuilder.forName(name + "-edge").build();
+            channels.add(toEdge);
+            toPricingFromOutside =
+                    InProcessChannelBuilder.forName(name + "-pricing").build();
+            channels.add(toPricingFromOutside);
+        } catch (Exception | Error e) {
+            close();
+            throw e;
+        }
     }
 
     /** Calls Pricing directly (two hops), as a client that is not a budget hop. */
     public PricingGrpc.PricingBlockingStub pricing() {
-        return PricingGrpc.newBlockingStub(toPricingDirect);
+        return PricingGrpc.newBlockingStub(toPricingFromOutside);
     }
 
     /** As {@link #pricing()}, without waiting for the answer. */
     public PricingGrpc.PricingFutureStub pricingFuture() {
-        return PricingGrpc.newFutureStub(toPricingDirect);
+        return PricingGrpc.newFutureStub(toPricingFromOutside);
     }
 
     public EdgeGrpc.EdgeBlockingStub edge() {
@@ -178,10 +186,7 @@ public final class InProcessChain implements AutoCloseable {
     }
 
     private ManagedChannel channel(Builder builder, String target, RecordingListener listener, boolean direct) {
-        ChannelStack.Builder stack = ChannelStack.builder()
-                .budget(BudgetInterceptors.builder(builder.rules)
-                        .listener(listener)
-                        .build());
+        ChannelStack.Builder stack = ChannelStack.builder().budget(builder.budget(listener));
         if (builder.limiter != null) {
             stack.retryAttempts();
         }
@@ -197,7 +202,7 @@ public final class InProcessChain implements AutoCloseable {
         return built;
     }
 
-    /** {@code service}, recording each call's arrival into {@code arrivals} (inside the stack). */
+    /** {@code service}, recording each call as its handler gets it into {@code arrivals}. */
     private static io.grpc.ServerServiceDefinition recorded(BindableService service, List<Arrival> arrivals) {
         return ServerInterceptors.intercept(service, new ServerInterceptor() {
             @Override
@@ -224,7 +229,9 @@ public final class InProcessChain implements AutoCloseable {
         private GrpcTracing tracing;
         private Consumer<QuoteRequest> onQuote = request -> {};
         private Executor stockCallsFrom;
-        private boolean directExecutor;
+        private boolean pricingOnTransportThreads;
+        private int checksPerQuote = 1;
+        private String ledgerToken;
 
         private Builder(BudgetRules rules) {
             this.rules = Objects.requireNonNull(rules, "rules");
@@ -265,9 +272,24 @@ public final class InProcessChain implements AutoCloseable {
             return this;
         }
 
-        /** Pricing serves, and calls Stock, on the transport's thread (Stock always does). */
-        public Builder directExecutor() {
-            this.directExecutor = true;
+        /** Pricing serves, and calls Stock, on the transport's threads (Stock always does). */
+        public Builder pricingOnTransportThreads() {
+            this.pricingOnTransportThreads = true;
+            return this;
+        }
+
+        /** Pricing makes {@code checks} Stock calls at once per Quote, and answers once all have; 1 by default. */
+        public Builder checksPerQuote(int checks) {
+            if (checks < 1) {
+                throw new IllegalArgumentException("checks must be at least 1, was " + checks);
+            }
+            this.checksPerQuote = checks;
+            return this;
+        }
+
+        /** Every hop's budget layer passes its ledger line back to a caller that sends {@code token}. */
+        public Builder ledgerToken(String token) {
+            this.ledgerToken = Objects.requireNonNull(token, "token");
             return this;
         }
 
@@ -284,8 +306,17 @@ public final class InProcessChain implements AutoCloseable {
                             .build();
         }
 
-        private ServerStack stack(BudgetInterceptors.Builder budget) {
-            ServerStack.Builder stack = ServerStack.builder().warmUp().budget(budget.build());
+        private BudgetInterceptors budget(RecordingListener listener) {
+            BudgetInterceptors.Builder budget =
+                    BudgetInterceptors.builder(rules).listener(listener).excludedServices(Set.of());
+            if (ledgerToken != null) {
+                budget.ledgerToken(ledgerToken);
+            }
+            return budget.build();
+        }
+
+        private ServerStack stack(RecordingListener listener) {
+            ServerStack.Builder stack = ServerStack.builder().warmUp().budget(budget(listener));
             if (tracing != null) {
                 stack.tracing(tracing);
             }
@@ -335,12 +366,14 @@ public final class InProcessChain implements AutoCloseable {
         private final Retry retry;
         private final Consumer<QuoteRequest> onQuote;
         private final Executor stockCallsFrom;
+        private final int checks;
 
         Pricing(StockGrpc.StockFutureStub stock, Retry retry, Builder builder) {
             this.stock = stock;
             this.retry = retry;
             this.onQuote = builder.onQuote;
             this.stockCallsFrom = builder.stockCallsFrom;
+            this.checks = builder.checksPerQuote;
         }
 
         @Override
@@ -348,11 +381,28 @@ public final class InProcessChain implements AutoCloseable {
             onQuote.accept(request);
             CheckRequest check =
                     CheckRequest.newBuilder().setSku(request.getSku()).build();
-            Runnable call = () -> Futures.addCallback(
-                    retry == null ? stock.check(check) : retry.call(() -> stock.check(check)),
-                    new FutureCallback<CheckReply>() {
+            Runnable call = () -> {
+                List<ListenableFuture<CheckReply>> all = new ArrayList<>(checks);
+                for (int i = 0; i < checks; i++) {
+                    all.add(retry == null ? stock.check(check) : retry.call(() -> stock.check(check)));
+                }
+                answer(Futures.allAsList(all), responses);
+            };
+            if (stockCallsFrom == null) {
+                call.run();
+            } else {
+                stockCallsFrom.execute(Context.current().wrap(call));
+            }
+        }
+
+        /** The first check's reply once every check has answered; the first failure if one fails. */
+        private static void answer(ListenableFuture<List<CheckReply>> checked, StreamObserver<QuoteReply> responses) {
+            Futures.addCallback(
+                    checked,
+                    new FutureCallback<List<CheckReply>>() {
                         @Override
-                        public void onSuccess(CheckReply reply) {
+                        public void onSuccess(List<CheckReply> replies) {
+                            CheckReply reply = replies.get(0);
                             responses.onNext(QuoteReply.newBuilder()
                                     .setSku(reply.getSku())
                                     .setQty(reply.getQty())
@@ -368,11 +418,6 @@ public final class InProcessChain implements AutoCloseable {
                         }
                     },
                     MoreExecutors.directExecutor());
-            if (stockCallsFrom == null) {
-                call.run();
-            } else {
-                stockCallsFrom.execute(Context.current().wrap(call));
-            }
         }
     }
 

@@ -2,6 +2,7 @@ package dev.grpcops.testing;
 
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
+import dev.grpcops.deadline.LedgerLine;
 import dev.grpcops.retry.RetryListener;
 import dev.grpcops.retry.RetryOutcome;
 import java.time.Duration;
@@ -24,6 +25,8 @@ public final class RecordingListener implements BudgetListener, RetryListener {
     public final AtomicInteger retriesAttempted = new AtomicInteger();
     public final AtomicInteger retriesRefused = new AtomicInteger();
     public final Map<RetryOutcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
+    /** Each served call's ledger line, as its hop answered it. */
+    public final List<LedgerLine> answered = new CopyOnWriteArrayList<>();
 
     @Override
     public void arrived(String method, Budget budget) {
@@ -33,6 +36,11 @@ public final class RecordingListener implements BudgetListener, RetryListener {
     @Override
     public void handedDownstream(String method, Duration deadline) {
         downstream.add(new Downstream(method, deadline));
+    }
+
+    @Override
+    public void answered(String method, LedgerLine line) {
+        answered.add(line);
     }
 
     @Override

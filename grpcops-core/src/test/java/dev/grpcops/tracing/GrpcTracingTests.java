@@ -106,7 +106,7 @@ class GrpcTracingTests {
                 .tracing(GrpcTracing.builder(sdk)
                         .budgetRules(BudgetRules.DEFAULTS)
                         .build())
-                .directExecutor()
+                .pricingOnTransportThreads()
                 .onQuote(request -> {
                     SpanContext served = GrpcTracing.currentSpanContext();
                     if (served != null) {
