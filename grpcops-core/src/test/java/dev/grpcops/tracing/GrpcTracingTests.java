@@ -21,14 +21,12 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.propagation.ContextPropagators;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.opentelemetry.sdk.trace.samplers.Sampler;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
@@ -58,8 +56,8 @@ class GrpcTracingTests {
     private static final Metadata.Key<String> TRACEPARENT =
             Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
 
-    /** The spans ended, on an SDK of the test's own. */
-    private final List<SpanData> spans = new CopyOnWriteArrayList<>();
+    /** The spans ended, on an SDK of the test's own (one per chain: closing its provider stops it). */
+    private InMemorySpanExporter exporter = InMemorySpanExporter.create();
     /** The span context Pricing's handler ran in, for each Quote traced. */
     private final List<SpanContext> pricingServed = new CopyOnWriteArrayList<>();
     /** Whether Stock's handler ran traced ({@link CallTags#traced}), for each Check. */
@@ -75,28 +73,12 @@ class GrpcTracingTests {
      */
     private InProcessChain chain(Sampler sampler, boolean fromTimer) throws Exception {
         closeProvider();
-        spans.clear();
+        exporter = InMemorySpanExporter.create();
         pricingServed.clear();
         stockTraced.clear();
         provider = SdkTracerProvider.builder()
                 .setSampler(sampler)
-                .addSpanProcessor(SimpleSpanProcessor.create(new SpanExporter() {
-                    @Override
-                    public CompletableResultCode export(Collection<SpanData> batch) {
-                        spans.addAll(batch);
-                        return CompletableResultCode.ofSuccess();
-                    }
-
-                    @Override
-                    public CompletableResultCode flush() {
-                        return CompletableResultCode.ofSuccess();
-                    }
-
-                    @Override
-                    public CompletableResultCode shutdown() {
-                        return CompletableResultCode.ofSuccess();
-                    }
-                }))
+                .addSpanProcessor(SimpleSpanProcessor.create(exporter))
                 .build();
         OpenTelemetrySdk sdk = OpenTelemetrySdk.builder()
                 .setTracerProvider(provider)
@@ -142,20 +124,24 @@ class GrpcTracingTests {
         timer.shutdownNow();
     }
 
+    private List<SpanData> spans() {
+        return exporter.getFinishedSpanItems();
+    }
+
     /** The ended spans named {@code name}. */
     private List<SpanData> named(String name) {
-        return spans.stream().filter(span -> span.getName().equals(name)).toList();
+        return spans().stream().filter(span -> span.getName().equals(name)).toList();
     }
 
     private SpanData one(String name, SpanKind kind) {
         List<SpanData> found =
                 named(name).stream().filter(span -> span.getKind() == kind).toList();
-        assertThat(found).as("%s %s in %s", kind, name, spans).hasSize(1);
+        assertThat(found).as("%s %s in %s", kind, name, spans()).hasSize(1);
         return found.get(0);
     }
 
     private void awaitSpans(int count) {
-        await("%d spans".formatted(count)).atMost(Duration.ofSeconds(10)).until(() -> spans.size() >= count);
+        await("%d spans".formatted(count)).atMost(Duration.ofSeconds(10)).until(() -> spans().size() >= count);
     }
 
     @Test
@@ -226,7 +212,7 @@ class GrpcTracingTests {
             chain.pricing()
                     .withDeadlineAfter(1, TimeUnit.SECONDS)
                     .quote(QuoteRequest.newBuilder().setSku("a").build());
-            assertThat(spans).isEmpty();
+            assertThat(spans()).isEmpty();
             assertThat(stockTraced).containsExactly("false");
             // No attempt span is made: the served call's own context goes down, marked "not sampled".
             SpanContext served = pricingServed.get(0);
@@ -266,7 +252,7 @@ class GrpcTracingTests {
                             .quote(QuoteRequest.newBuilder().setSku("fail").build()));
             assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
             awaitSpans(3);
-            for (SpanData span : spans) {
+            for (SpanData span : spans()) {
                 assertThat(span.getStatus().getStatusCode()).as(span.toString()).isEqualTo(StatusCode.ERROR);
                 assertThat(span.getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code")))
                         .isEqualTo((long) Status.Code.UNAVAILABLE.value());
@@ -274,7 +260,7 @@ class GrpcTracingTests {
             assertThat(one(QUOTE, SpanKind.SERVER).getStatus().getDescription())
                     .isEqualTo("UNAVAILABLE: stock is down");
 
-            spans.clear();
+            exporter.reset();
             ListenableFuture<QuoteReply> hanging = chain.pricingFuture()
                     .quote(QuoteRequest.newBuilder().setSku("hang").build());
             await().atMost(Duration.ofSeconds(10)).until(() -> stockTraced.size() == 2);
@@ -283,7 +269,7 @@ class GrpcTracingTests {
             awaitSpans(3);
             assertThat(one(QUOTE, SpanKind.SERVER).getAttributes().get(AttributeKey.longKey("rpc.grpc.status_code")))
                     .isEqualTo((long) Status.Code.CANCELLED.value());
-            assertThat(spans).allSatisfy(span -> assertThat(span.hasEnded()).isTrue());
+            assertThat(spans()).allSatisfy(span -> assertThat(span.hasEnded()).isTrue());
         }
     }
 
@@ -295,7 +281,7 @@ class GrpcTracingTests {
                     .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(InProcessChain.warmUpHeaders()))
                     .withDeadlineAfter(1, TimeUnit.SECONDS)
                     .quote(QuoteRequest.newBuilder().setSku("warm").build());
-            assertThat(spans).isEmpty();
+            assertThat(spans()).isEmpty();
             assertThat(pricingServed).isEmpty();
             assertThat(chain.stockArrivals.get(0).headers().get(TRACEPARENT))
                     .as("downstream: a trace context that says not sampled")

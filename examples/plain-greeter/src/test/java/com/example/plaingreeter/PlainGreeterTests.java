@@ -26,19 +26,16 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.propagation.ContextPropagators;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -53,7 +50,7 @@ class PlainGreeterTests {
     private static final String ADMIN_TOKEN = "plain-greeter-test-admin-token";
 
     /** Every span the example's servers and clients end, as an exporter would get them. */
-    private final List<SpanData> spans = new CopyOnWriteArrayList<>();
+    private final InMemorySpanExporter spans = InMemorySpanExporter.create();
 
     private final Map<RetryOutcome, AtomicInteger> retries = new ConcurrentHashMap<>();
     private final RetryListener retryCounts = new RetryListener() {
@@ -71,23 +68,7 @@ class PlainGreeterTests {
     void tracing() {
         openTelemetry = OpenTelemetrySdk.builder()
                 .setTracerProvider(SdkTracerProvider.builder()
-                        .addSpanProcessor(SimpleSpanProcessor.create(new SpanExporter() {
-                            @Override
-                            public CompletableResultCode export(Collection<SpanData> batch) {
-                                spans.addAll(batch);
-                                return CompletableResultCode.ofSuccess();
-                            }
-
-                            @Override
-                            public CompletableResultCode flush() {
-                                return CompletableResultCode.ofSuccess();
-                            }
-
-                            @Override
-                            public CompletableResultCode shutdown() {
-                                return CompletableResultCode.ofSuccess();
-                            }
-                        }))
+                        .addSpanProcessor(SimpleSpanProcessor.create(spans))
                         .build())
                 .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
                 .build();
@@ -130,7 +111,7 @@ class PlainGreeterTests {
 
         WarmUpResult warmUp = server.warmedUp().get(30, TimeUnit.SECONDS);
         assertThat(warmUp.statuses()).containsEntry(Status.Code.OK, 500L);
-        assertThat(spans).as("spans of the warm-up's 500 calls").isEmpty();
+        assertThat(spans.getFinishedSpanItems()).as("spans of the warm-up's 500 calls").isEmpty();
     }
 
     @Test
@@ -209,14 +190,14 @@ class PlainGreeterTests {
 
         client.greet(GreetRequest.newBuilder().setName("traced").build()).get(10, TimeUnit.SECONDS);
 
-        SpanData attempt = spans.stream()
+        SpanData attempt = spans.getFinishedSpanItems().stream()
                 .filter(span -> span.getKind() == SpanKind.CLIENT)
                 .findFirst()
                 .orElseThrow();
         assertThat(attempt.getName()).isEqualTo("greeter.v1.Greeter/Greet");
         assertThat(attempt.getAttributes().get(AttributeKey.doubleKey("grpcops.deadline_ms")))
                 .isPositive();
-        SpanData served = spans.stream()
+        SpanData served = spans.getFinishedSpanItems().stream()
                 .filter(span -> span.getKind() == SpanKind.SERVER)
                 .findFirst()
                 .orElseThrow();

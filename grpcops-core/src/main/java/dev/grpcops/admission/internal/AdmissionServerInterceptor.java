@@ -83,11 +83,17 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 headers.get(Caller.CRITICALITY_KEY),
                 call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
         Context context = caller.attachTo(Context.current());
-        // The process's own warm-up calls run on a JIT-cold server: no samples for the adaptive limit.
-        boolean warmUp = WarmUpMark.active();
-        boolean sampled = admission.adaptsLimit() && !warmUp;
+        // The process's own warm-up calls: admission leaves them out of its measures (AdmissionRequest#warmUp).
         AdmittedCall<ReqT, RespT> admitted = new AdmittedCall<>(
-                caller, call, headers, next, context, nanoClock, warmUp, sampled, downstreamSetAsideNanos);
+                caller,
+                call,
+                headers,
+                next,
+                context,
+                nanoClock,
+                WarmUpMark.active(),
+                admission.adaptsLimit(),
+                downstreamSetAsideNanos);
         Admission.Level level = admission.level(policy.levelOf(caller));
         CallWidth<?> width = widths.get(method.getFullMethodName());
         if (width != null) {
