@@ -128,7 +128,10 @@ public final class CoarseTimer extends AbstractExecutorService implements Schedu
                 }
                 ran = true;
             }
-            if (cancelled.get() > 1024 && cancelled.get() > pending.size() / 2) {
+            // Whenever they are most of the queue, whatever its size: each purge removes more than it
+            // keeps, so its cost per cancelled task stays constant, and a few hundred cancelled
+            // tasks are not kept for their whole delay after the calls that made them have ended.
+            if (cancelled.get() > pending.size() / 2) {
                 purgeCancelled();
             }
             if (ran) {
