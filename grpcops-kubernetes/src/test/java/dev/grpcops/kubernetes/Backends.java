@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Real gRPC servers on 127.0.0.2, .3, .4 (loopback is all of 127/8), one port for all of them as
  * pods of one Deployment share theirs, each answering WhoAmI.Who with its IP and serving health.
- * Each counts the calls it answered and the connections it accepted.
+ * Each counts the calls it answered, the connections it accepted and those that closed.
  */
 final class Backends implements AutoCloseable {
 
@@ -32,6 +32,7 @@ final class Backends implements AutoCloseable {
     private final Map<String, Server> servers = new LinkedHashMap<>();
     private final Map<String, AtomicInteger> calls = new LinkedHashMap<>();
     private final Map<String, AtomicInteger> connections = new LinkedHashMap<>();
+    private final Map<String, AtomicInteger> closed = new LinkedHashMap<>();
     private final Map<String, HealthStatusManager> health = new LinkedHashMap<>();
     final int port;
 
@@ -41,6 +42,7 @@ final class Backends implements AutoCloseable {
         for (String ip : IPS) {
             calls.put(ip, new AtomicInteger());
             connections.put(ip, new AtomicInteger());
+            closed.put(ip, new AtomicInteger());
             Server server = start(ip, port, maxConnectionAge);
             servers.put(ip, server);
             port = server.getPort();
@@ -54,6 +56,7 @@ final class Backends implements AutoCloseable {
         health.setStatus(WhoAmIGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         AtomicInteger served = calls.get(ip);
         AtomicInteger accepted = connections.get(ip);
+        AtomicInteger ended = closed.get(ip);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(ip, port))
                 .addService(health.getHealthService())
                 .addService(new WhoAmIGrpc.WhoAmIImplBase() {
@@ -69,6 +72,11 @@ final class Backends implements AutoCloseable {
                     public Attributes transportReady(Attributes attributes) {
                         accepted.incrementAndGet();
                         return attributes;
+                    }
+
+                    @Override
+                    public void transportTerminated(Attributes attributes) {
+                        ended.incrementAndGet();
                     }
                 });
         if (maxConnectionAge != null) {
@@ -94,6 +102,11 @@ final class Backends implements AutoCloseable {
 
     int connections(String ip) {
         return connections.get(ip).get();
+    }
+
+    /** Connections to {@code ip} that have closed (aged out, or closed by the client). */
+    int closedConnections(String ip) {
+        return closed.get(ip).get();
     }
 
     @Override
