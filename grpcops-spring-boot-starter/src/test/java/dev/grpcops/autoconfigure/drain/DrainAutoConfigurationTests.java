@@ -31,6 +31,12 @@ class DrainAutoConfigurationTests {
             .withBean(HealthStatusManager.class)
             .withBean(GrpcServerProperties.class);
 
+    /**
+     * For tests whose context saw the server start: closing it drains, which would otherwise wait out
+     * the default delay of 5 s.
+     */
+    private static final String NO_DRAIN_DELAY = "grpcops.shutdown.drain-delay=0s";
+
     @Test
     void drainsBeforeStopByDefault() {
         runner.run(context -> {
@@ -75,7 +81,8 @@ class DrainAutoConfigurationTests {
     @Test
     void servingStatusOfEveryServedNameIsAGaugeThatFollowsTheHealthService() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        runner.withBean(SimpleMeterRegistry.class, () -> registry)
+        runner.withPropertyValues(NO_DRAIN_DELAY)
+                .withBean(SimpleMeterRegistry.class, () -> registry)
                 .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
                 .run(context -> {
                     context.publishEvent(new GrpcServerStartedEvent(
@@ -109,7 +116,8 @@ class DrainAutoConfigurationTests {
 
     @Test
     void actuatorHealthShowsTheServingStatusOutOfServiceBeforeStartAndWhileDraining() {
-        runner.withConfiguration(AutoConfigurations.of(GrpcServingHealthAutoConfiguration.class))
+        runner.withPropertyValues(NO_DRAIN_DELAY)
+                .withConfiguration(AutoConfigurations.of(GrpcServingHealthAutoConfiguration.class))
                 .run(context -> {
                     HealthIndicator indicator = context.getBean("grpcServingHealthIndicator", HealthIndicator.class);
                     assertThat(indicator.health().getStatus())
