@@ -10,20 +10,20 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
- * {@link ChainIT} against the beans Spring AOT made at build time ({@code process-aot}, in every
+ * {@link AbstractChainIT}'s checks against the beans Spring AOT made at build time ({@code process-aot}, in every
  * service jar), switched on as a user would: {@code -Dspring.aot.enabled=true}, here through
  * {@code JAVA_TOOL_OPTIONS} as in a container.
  */
-@ResourceLock(ChainIT.CHAIN)
-@Order(8) // the lanes' order: junit-platform.properties
-class AotChainIT extends ChainIT {
+@ResourceLock(AbstractChainIT.CHAIN)
+@Order(7) // the lanes' order: junit-platform.properties
+class AotChainIT extends AbstractChainIT {
 
     @BeforeAll
     @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-    static void startChain() {
+    static void startAotChain() {
         // The build had no tracing endpoint: one set now (nothing listens there) traces nothing, and
         // each service says so.
-        ChainIT.startChain(
+        startChain(
                 "-aot",
                 Map.of(
                         "JAVA_TOOL_OPTIONS", "-Dspring.aot.enabled=true",
