@@ -35,6 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,9 @@ import org.junit.jupiter.api.Timeout;
  * Abuse probes, made against the jars under the pods' limits (the images' JVM options for a 512 MiB
  * limit, as {@link ServiceProcess} starts them) the way an unfriendly client would, bounded in count and
  * time: each service answers health and a normal call within seconds during and after, never
- * dies, and answers with the status the bound promises.
+ * dies, and answers with the status the bound promises. The probes of one kind share one Stock (each
+ * opens its own connections, and each leaves nothing held): a process that survived one probe must
+ * survive the next.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 @Order(10) // the lanes' order: junit-platform.properties
@@ -57,6 +60,25 @@ class AbuseIT {
      */
     private static final Duration RESPONSIVE = Duration.ofSeconds(3);
 
+    /**
+     * Each probe below tests one bound alone. Fair admission (on by default, {@link OverloadIT})
+     * would turn most of a 2000- or 6000-call burst from one client away with RESOURCE_EXHAUSTED
+     * before it reached the bound under test, so it is off for these.
+     */
+    private static final String WITHOUT_ADMISSION = "--grpcops.admission.enabled=false";
+
+    /** Stock as the pods run it. */
+    private static final SharedStock STOCK = new SharedStock("stock-abused");
+    /**
+     * Stock for the probes of one bound alone: admission off, at most 1500 replies held, 1000 calls
+     * open per connection.
+     */
+    private static final SharedStock BOUNDED_STOCK = new SharedStock(
+            "stock-bounded",
+            "--stock.max-pending-replies=1500",
+            "--grpcops.server.max-concurrent-calls-per-connection=1000",
+            WITHOUT_ADMISSION);
+
     private final List<ServiceProcess> started = new ArrayList<>();
     private final List<ManagedChannel> channels = new ArrayList<>();
 
@@ -66,9 +88,15 @@ class AbuseIT {
         ServiceProcess.stopAll(started);
     }
 
+    @AfterAll
+    static void stopShared() {
+        STOCK.close();
+        BOUNDED_STOCK.close();
+    }
+
     @Test
     void madeUpMethodNamesDoNotGrowTheMetrics() throws Exception {
-        ServiceProcess stock = start("stock-service");
+        ServiceProcess stock = STOCK.get();
         ManagedChannel channel = channel(stock);
         assertResponsive(stock, channel);
         int before = series(stock.metrics());
@@ -100,16 +128,9 @@ class AbuseIT {
         assertResponsive(stock, channel);
     }
 
-    /**
-     * Each probe below tests one bound alone. Fair admission (on by default, {@link OverloadIT})
-     * would turn most of a 2000- or 6000-call burst from one client away with RESOURCE_EXHAUSTED
-     * before it reached the bound under test, so it is off for these.
-     */
-    private static final String WITHOUT_ADMISSION = "--grpcops.admission.enabled=false";
-
     @Test
     void undecodableRequestsAreInvalidArgumentWithoutAStackTraceEach() throws Exception {
-        ServiceProcess stock = start("stock-service", WITHOUT_ADMISSION);
+        ServiceProcess stock = BOUNDED_STOCK.get();
         ManagedChannel channel = channel(stock);
         assertResponsive(stock, channel);
 
@@ -145,11 +166,7 @@ class AbuseIT {
 
     @Test
     void heldCallsAreBoundedPerConnectionAndInAllAndMemoryComesBack() throws Exception {
-        ServiceProcess stock = start(
-                "stock-service",
-                "--stock.max-pending-replies=1500",
-                "--grpcops.server.max-concurrent-calls-per-connection=1000",
-                WITHOUT_ADMISSION);
+        ServiceProcess stock = BOUNDED_STOCK.get();
         List<ManagedChannel> connections = List.of(channel(stock), channel(stock));
         ManagedChannel probe = channel(stock);
         assertResponsive(stock, probe);
@@ -192,7 +209,7 @@ class AbuseIT {
 
     @Test
     void rapidResetClosesTheConnection() throws Exception {
-        ServiceProcess stock = start("stock-service");
+        ServiceProcess stock = STOCK.get();
         ManagedChannel probe = channel(stock);
         assertResponsive(stock, probe);
         AtomicInteger closedConnections = new AtomicInteger();
@@ -219,13 +236,16 @@ class AbuseIT {
         System.out.printf(
                 "measured: 20000 HEADERS+RST_STREAM pairs: connection closed by the server %d ms after the flood%n",
                 Duration.ofNanos(System.nanoTime() - flooding).toMillis());
+        // The calls the server took before it closed the connection went with it: none is held.
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> Prometheus.sum(stock.metrics(), "stock_replies_pending") == 0);
         assertResponsive(stock, probe);
         assertThat(stock.isAlive()).isTrue();
     }
 
     @Test
     void aClientThatCancelsEveryCallItHasOpenKeepsItsConnection() throws Exception {
-        ServiceProcess stock = start("stock-service", "--stock.max-pending-replies=1500", WITHOUT_ADMISSION);
+        ServiceProcess stock = BOUNDED_STOCK.get();
         AtomicInteger closedConnections = new AtomicInteger();
         ManagedChannel client = countingClosedConnections(stock, closedConnections);
         assertResponsive(stock, client);
@@ -247,7 +267,7 @@ class AbuseIT {
 
     @Test
     void edgeFanOutIsBoundedAndACancellingCallerLeavesNothingBehind() throws Exception {
-        ServiceProcess stock = start("stock-service");
+        ServiceProcess stock = STOCK.get();
         ServiceProcess pricing = start("pricing-service", "--grpc.client.stock.address=static://" + stock.target());
         ServiceProcess edge = start(
                 "edge-service",
@@ -315,6 +335,35 @@ class AbuseIT {
             calls.add(call);
         }
         return calls;
+    }
+
+    /** One Stock for several probes, started by the first that asks, stopped after the last. */
+    private static final class SharedStock implements AutoCloseable {
+
+        private final String name;
+        private final String[] args;
+        private ServiceProcess stock;
+
+        SharedStock(String name, String... args) {
+            this.name = name;
+            this.args = args;
+        }
+
+        synchronized ServiceProcess get() {
+            if (stock == null) {
+                stock = ServiceProcess.start("stock-service", name, "127.0.0.1", Map.of(), args);
+            }
+            // Fails at once, naming the exit, if an earlier probe brought it down.
+            return stock.awaitServing(Duration.ofSeconds(120));
+        }
+
+        @Override
+        public synchronized void close() {
+            if (stock != null) {
+                stock.close();
+                stock = null;
+            }
+        }
     }
 
     private ServiceProcess start(String module, String... args) {
