@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** design §6: a maximum connection age makes even a pinned channel behind an L4 balancer move on. */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(4) // the lanes' order: junit-platform.properties
+@Order(6) // the lanes' order: junit-platform.properties
 class ConnectionAgeIT {
 
     @Test

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Timeout;
  * docs/deadlines-and-retries.md, "Retries that cannot become a storm", and design §11).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(7) // the lanes' order: junit-platform.properties
+@Order(8) // the lanes' order: junit-platform.properties
 class RetryStormIT {
 
     private static final Duration DEADLINE = Duration.ofMillis(1500);

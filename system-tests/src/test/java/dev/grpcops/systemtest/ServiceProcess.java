@@ -112,7 +112,7 @@ final class ServiceProcess implements AutoCloseable {
                 new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
         this.command.addAll(JVM_OPTIONS);
         this.command.addAll(
-                ClassDataArchive.launch(module, jar, JVM_OPTIONS, ROOT.resolve("system-tests/target/class-data")));
+                ClassDataArchive.launch(module, ROOT, JVM_OPTIONS, ROOT.resolve("system-tests/target/class-data")));
         this.command.addAll(List.of(
                 "--grpc.server.address=" + host,
                 "--grpc.server.port=" + grpcPort,

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
  * scripts/bench-tail.sh).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-@Order(6) // the lanes' order: junit-platform.properties
+@Order(4) // the lanes' order: junit-platform.properties
 class TailIT {
 
     private static final Duration DEADLINE = Duration.ofSeconds(1);
