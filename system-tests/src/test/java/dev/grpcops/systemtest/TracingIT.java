@@ -74,28 +74,27 @@ class TracingIT {
 
     @Test
     void oneCheckoutIsOneTraceWithTheBudgetAtEveryHop() throws Exception {
+        // The three start at once, as ChainIT's do: each hop's channel connects once the next one listens.
         try (OtlpReceiver receiver = new OtlpReceiver(0);
-                ServiceProcess stock = ServiceProcess.start(
-                        "stock-service", "stock-traced", "127.0.0.1", Map.of(), traced(receiver))) {
-            stock.awaitServing(Duration.ofSeconds(90));
-            try (ServiceProcess pricing = ServiceProcess.start(
-                    "pricing-service",
-                    "pricing-traced",
-                    "127.0.0.1",
-                    Map.of(),
-                    traced(receiver, "--grpc.client.stock.address=static://" + stock.target()))) {
-                pricing.awaitServing(Duration.ofSeconds(90));
-                try (ServiceProcess edge = ServiceProcess.start(
+                ServiceProcess stock =
+                        ServiceProcess.start("stock-service", "stock-traced", "127.0.0.1", Map.of(), traced(receiver));
+                ServiceProcess pricing = ServiceProcess.start(
+                        "pricing-service",
+                        "pricing-traced",
+                        "127.0.0.1",
+                        Map.of(),
+                        traced(receiver, "--grpc.client.stock.address=static://" + stock.target()));
+                ServiceProcess edge = ServiceProcess.start(
                         "edge-service",
                         "edge-traced",
                         "127.0.0.1",
                         Map.of(),
                         traced(receiver, "--grpc.client.pricing.address=static://" + pricing.target()))) {
-                    edge.awaitServing(Duration.ofSeconds(90));
-                    checkoutAndFollowIt(receiver, stock, edge);
-                    whatWasNotSentOrNotAnsweredIsOnTheSpans(receiver, pricing, edge);
-                }
+            for (ServiceProcess service : List.of(stock, pricing, edge)) {
+                service.awaitServing(Duration.ofSeconds(90));
             }
+            checkoutAndFollowIt(receiver, stock, edge);
+            whatWasNotSentOrNotAnsweredIsOnTheSpans(receiver, pricing, edge);
         }
     }
 
@@ -200,8 +199,55 @@ class TracingIT {
     /** Without an endpoint there is no tracing at all: Pricing sends no trace context to its Stock. */
     @Test
     void withoutAnEndpointNothingIsTracedOrSent() throws Exception {
-        List<Metadata> received = new CopyOnWriteArrayList<>();
-        Server fakeStock = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        Metadata.Key<String> traceparent = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
+        // Two Pricings side by side, without tracing and with it, each in front of its own fake Stock.
+        List<Metadata> untraced = new CopyOnWriteArrayList<>();
+        List<Metadata> traced = new CopyOnWriteArrayList<>();
+        Server stockOfUntraced = fakeStock(untraced);
+        Server stockOfTraced = fakeStock(traced);
+        try (OtlpReceiver receiver = new OtlpReceiver(0);
+                ServiceProcess pricingOff = ServiceProcess.start(
+                        "pricing-service",
+                        "pricing-off",
+                        "127.0.0.1",
+                        Map.of(),
+                        "--grpc.client.stock.address=static://127.0.0.1:" + stockOfUntraced.getPort());
+                ServiceProcess pricingOn = ServiceProcess.start(
+                        "pricing-service",
+                        "pricing-on",
+                        "127.0.0.1",
+                        Map.of(),
+                        traced(
+                                receiver,
+                                "--grpc.client.stock.address=static://127.0.0.1:" + stockOfTraced.getPort()))) {
+            for (ServiceProcess pricing : List.of(pricingOff, pricingOn)) {
+                pricing.awaitServing(Duration.ofSeconds(90));
+                ManagedChannel channel = pricing.channel();
+                try {
+                    PricingGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .quote(QuoteRequest.newBuilder().setSku("untraced").build());
+                } finally {
+                    channel.shutdownNow();
+                }
+            }
+            assertThat(untraced).hasSize(1);
+            assertThat(untraced.get(0).containsKey(traceparent))
+                    .as("trace context sent, tracing off")
+                    .isFalse();
+            assertThat(traced).hasSize(1);
+            assertThat(traced.get(0).containsKey(traceparent))
+                    .as("trace context sent, tracing on")
+                    .isTrue();
+        } finally {
+            stockOfUntraced.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            stockOfTraced.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A Stock that answers every Check with one unit and keeps the headers each call came with. */
+    private static Server fakeStock(List<Metadata> received) throws java.io.IOException {
+        return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
                 .addService(ServerInterceptors.intercept(
                         new StockGrpc.StockImplBase() {
                             @Override
@@ -225,36 +271,5 @@ class TracingIT {
                         }))
                 .build()
                 .start();
-        Metadata.Key<String> traceparent = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
-        try (OtlpReceiver receiver = new OtlpReceiver(0)) {
-            for (boolean tracing : new boolean[] {false, true}) {
-                received.clear();
-                String stockAddress = "--grpc.client.stock.address=static://127.0.0.1:" + fakeStock.getPort();
-                try (ServiceProcess pricing = ServiceProcess.start(
-                        "pricing-service",
-                        "pricing-" + (tracing ? "on" : "off"),
-                        "127.0.0.1",
-                        Map.of(),
-                        tracing ? traced(receiver, stockAddress) : new String[] {stockAddress})) {
-                    pricing.awaitServing(Duration.ofSeconds(90));
-                    ManagedChannel channel = pricing.channel();
-                    try {
-                        PricingGrpc.newBlockingStub(channel)
-                                .withDeadlineAfter(10, TimeUnit.SECONDS)
-                                .quote(QuoteRequest.newBuilder()
-                                        .setSku("untraced")
-                                        .build());
-                    } finally {
-                        channel.shutdownNow();
-                    }
-                    assertThat(received).hasSize(1);
-                    assertThat(received.get(0).containsKey(traceparent))
-                            .as("trace context sent, tracing " + tracing)
-                            .isEqualTo(tracing);
-                }
-            }
-        } finally {
-            fakeStock.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        }
     }
 }
