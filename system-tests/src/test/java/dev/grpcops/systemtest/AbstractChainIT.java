@@ -158,25 +158,28 @@ abstract class AbstractChainIT {
     @Test
     void checkoutQuotesEverySkuAtOnceUnderOneBudget() {
         List<String> skus = List.of(sku("par"), sku("par"), sku("par"), sku("par"));
-        Duration delay = Duration.ofMillis(250);
+        // Stock holds each Check 1 s: quoted one after another, the four could not all be answered
+        // within the 3 s deadline (Stock alone would take 4 s); at once, in 1 s and the hops (measured:
+        // about 1.02 s), with 2 s to spare for a loaded machine.
+        Duration delay = Duration.ofSeconds(1);
         long started = System.nanoTime();
-        CheckoutReply reply = edge().withDeadlineAfter(1200, TimeUnit.MILLISECONDS)
+        CheckoutReply reply = edge().withDeadlineAfter(3, TimeUnit.SECONDS)
                 .checkout(CheckoutRequest.newBuilder()
                         .addAllSkus(skus)
                         .setDelayMs((int) delay.toMillis())
                         .build());
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
+        System.out.println("measured: Checkout of 4 SKUs at 1 s each took " + took.toMillis() + " ms");
         assertThat(reply.getLinesList()).extracting(Line::getSku).containsExactlyElementsOf(skus);
-        assertThat(reply.getLinesList()).allMatch(Line::getAvailable);
-        // One after another takes at least 4 x 250 ms at Stock alone; at once, 250 ms plus the hops
-        // (measured: about 270 ms). The sequential floor is the bound: 750 ms of room for a loaded machine.
-        System.out.println("measured: Checkout of 4 SKUs at 250 ms each took " + took.toMillis() + " ms");
-        assertThat(took).as("parallel fan-out").isLessThan(delay.multipliedBy(skus.size()));
+        assertThat(reply.getLinesList())
+                .as("parallel fan-out: every line answered")
+                .allMatch(Line::getAvailable);
         for (String sku : skus) {
+            // 3 s less Edge's and Pricing's 0.2 s reserves, for every SKU: one budget for all four.
             assertThat(stats(sku).getReceivedDeadlineSList())
                     .singleElement()
-                    .satisfies(s -> assertThat(s).isCloseTo(0.8, SLACK).isLessThanOrEqualTo(0.81));
+                    .satisfies(s -> assertThat(s).isCloseTo(2.6, SLACK).isLessThanOrEqualTo(2.61));
         }
     }
 
