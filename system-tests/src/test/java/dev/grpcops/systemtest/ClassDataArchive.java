@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * How the system tests start a service: as the images do (deploy/Dockerfile), from Spring Boot's
  * extracted layout of the jar with a class-data-sharing archive that one training run made, so that
- * none of a run's seventy-odd starts finds, reads and verifies its classes one by one (measured on
+ * none of a run's fifty-odd starts finds, reads and verifies its classes one by one (measured on
  * Stock, 2 CPUs: 5.5 s to started from the jar, 2.6 s so). The archive is made the first time a jar
  * is started in a test run, or after the jar changed; when that fails, the service starts from the
  * jar as it is, and the run only takes longer. The first start of a run has the archives of all four
