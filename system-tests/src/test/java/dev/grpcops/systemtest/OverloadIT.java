@@ -17,7 +17,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
@@ -112,8 +111,7 @@ class OverloadIT {
     static void stopChain() {
         Stream.concat(Stream.ofNullable(floodChannels).flatMap(List::stream), Stream.ofNullable(politeChannel))
                 .forEach(ManagedChannel::shutdownNow);
-        ServiceProcess.stopAll(
-                Stream.of(edge, pricing, stock).filter(Objects::nonNull).toList());
+        ServiceProcess.stopAll(edge, pricing, stock);
     }
 
     @Test

@@ -19,12 +19,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
@@ -105,9 +103,7 @@ class RetryStormIT {
                 channel.shutdownNow();
             }
         }
-        ServiceProcess.stopAll(Stream.of(governed, ungoverned, pricing, stock)
-                .filter(Objects::nonNull)
-                .toList());
+        ServiceProcess.stopAll(governed, ungoverned, pricing, stock);
     }
 
     @Test

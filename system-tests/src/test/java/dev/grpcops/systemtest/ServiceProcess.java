@@ -296,6 +296,16 @@ final class ServiceProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #stopAll(List)} of those of {@code services} that were started: a class's static
+     * processes, some still null when its start failed.
+     */
+    static void stopAll(ServiceProcess... services) {
+        stopAll(java.util.Arrays.stream(services)
+                .filter(java.util.Objects::nonNull)
+                .toList());
+    }
+
     /** SIGTERM to all at once, then wait for each: stopping several processes costs one drain. */
     static void stopAll(List<ServiceProcess> services) {
         services.stream().filter(ServiceProcess::isAlive).forEach(service -> service.process.destroy());

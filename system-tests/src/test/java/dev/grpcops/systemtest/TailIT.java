@@ -87,9 +87,7 @@ class TailIT {
         if (channel != null) {
             channel.shutdownNow();
         }
-        ServiceProcess.stopAll(java.util.stream.Stream.of(edge, pricing)
-                .filter(java.util.Objects::nonNull)
-                .toList());
+        ServiceProcess.stopAll(edge, pricing);
         if (stock != null) {
             stock.close();
         }
