@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -24,10 +25,12 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 /**
  * docker-compose.yml as users bring it up, once for every container test of a run: the images built
  * from deploy/Dockerfile, three Stock and two Pricing replicas, Edge, three WhoAmI replicas and
- * Prometheus. container-tests/compose-test.yml adds only what a test needs to look from outside:
- * ports published on loopback for the replicas and management ports Compose keeps internal, health
- * checks every 2 s instead of 10 s (so that a test waits seconds, not tens, for Docker's view),
- * warm-ups cut to 2 s, and the traces sent to a receiver in this JVM. Brought down when the run's last test has finished.
+ * Prometheus. container-tests/compose-test.yml adds what a test needs to look from outside (ports
+ * published on loopback for the replicas and management ports Compose keeps internal, the traces sent
+ * to a receiver in this JVM) and what brings the suite up sooner on a small machine (health checks
+ * every 2 s where Compose's start order or a test waits on Docker's view, warm-ups cut to 2 s, the
+ * replicas off the start-up path at a lower CPU weight). Brought down when the run's last test has
+ * finished.
  */
 final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
 
@@ -35,11 +38,31 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
     static final String ADMIN_TOKEN = "container-test-admin-token";
 
     private static final String PROJECT = "grpcops-it";
+
+    /**
+     * The replicas whose gRPC port the tests' Compose file publishes: the port in the container and the
+     * service its readiness is the health of.
+     */
+    private static final Map<String, Map.Entry<Integer, String>> GRPC_PORTS = new LinkedHashMap<>();
+
+    static {
+        for (String stock : List.of("stock-1", "stock-2", "stock-3")) {
+            GRPC_PORTS.put(stock, Map.entry(50061, "chain.v1.Stock"));
+        }
+        GRPC_PORTS.put("pricing-1", Map.entry(50062, "chain.v1.Pricing"));
+        GRPC_PORTS.put("edge", Map.entry(50063, "chain.v1.Edge"));
+        for (String whoami : List.of("whoami-1", "whoami-2", "whoami-3")) {
+            GRPC_PORTS.put(whoami, Map.entry(50051, "grpcops.v1.WhoAmI"));
+        }
+    }
+
     private static ComposeSuite running;
 
     final OtlpReceiver traces;
     private final Map<String, String> environment;
     private final Map<String, String> ports = new HashMap<>();
+    /** A container keeps its ID across stop and start; asking Compose costs a second of CPU each time. */
+    private final Map<String, String> containers = new HashMap<>();
 
     private ComposeSuite(OtlpReceiver traces, Map<String, String> environment) {
         this.traces = traces;
@@ -98,26 +121,10 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
                 Path.of("target/prometheus.yml"),
                 prometheus.replaceAll("(?m)^(\\s*)(scrape|evaluation)_interval: .*$", "$1$2_interval: 2s"));
         try {
-            // The four images side by side (each build runs its service once, to make its AOT cache), then the suite.
+            // The four images side by side (no training run: AOT_TRAINING above), then the suite.
             suite.compose(Duration.ofMinutes(10), "build", "--parallel");
             suite.compose(Duration.ofMinutes(10), "up", "-d");
-            for (String[] service : new String[][] {
-                {"stock-1", "50061", "chain.v1.Stock"},
-                {"stock-2", "50061", "chain.v1.Stock"},
-                {"stock-3", "50061", "chain.v1.Stock"},
-                {"pricing-1", "50062", "chain.v1.Pricing"},
-                {"edge", "50063", "chain.v1.Edge"},
-                {"whoami-1", "50051", "grpcops.v1.WhoAmI"},
-                {"whoami-2", "50051", "grpcops.v1.WhoAmI"},
-                {"whoami-3", "50051", "grpcops.v1.WhoAmI"}
-            }) {
-                String address = suite.address(service[0], Integer.parseInt(service[1]));
-                await(service[0] + " SERVING")
-                        .atMost(Duration.ofMinutes(4))
-                        .pollInterval(Duration.ofMillis(500))
-                        .until(() -> HealthProbe.probe(address, service[2], Duration.ofSeconds(2))
-                                .serving());
-            }
+            suite.awaitServing(GRPC_PORTS.keySet().toArray(String[]::new));
             return suite;
         } catch (Exception | Error e) {
             suite.close();
@@ -128,7 +135,10 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
     /** Where this machine reaches {@code service}'s {@code containerPort}: {@code 127.0.0.1:<published>}. */
     synchronized String address(String service, int containerPort) {
         return ports.computeIfAbsent(service + ":" + containerPort, key -> {
-            String printed = output(Duration.ofSeconds(30), "port", service, Integer.toString(containerPort));
+            String printed = run(
+                    List.of("docker", "port", containerId(service), containerPort + "/tcp"),
+                    Duration.ofSeconds(30),
+                    "port");
             String published = printed.lines()
                     .map(String::strip)
                     .filter(line -> line.matches("[0-9.]+:\\d+"))
@@ -149,13 +159,15 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
     }
 
     /** The Docker container of {@code service}. */
-    String containerId(String service) {
-        return output(Duration.ofSeconds(30), "ps", "-q", service)
-                .lines()
-                .map(String::strip)
-                .filter(line -> line.matches("[0-9a-f]{12,}"))
-                .findFirst()
-                .orElseThrow(() -> new IllegalStateException("no container of " + service));
+    synchronized String containerId(String service) {
+        return containers.computeIfAbsent(
+                service,
+                key -> output(Duration.ofSeconds(30), "ps", "-q", service)
+                        .lines()
+                        .map(String::strip)
+                        .filter(line -> line.matches("[0-9a-f]{12,}"))
+                        .findFirst()
+                        .orElseThrow(() -> new IllegalStateException("no container of " + service)));
     }
 
     /** What {@code command} printed inside {@code service}'s container. */
@@ -174,33 +186,46 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
                 .strip();
     }
 
+    /**
+     * Stops {@code services} side by side, each given the 30 s Compose gives it (each drains first).
+     * Compose itself would stop a replica only after those that depend on it, one drain after another.
+     */
     void stop(String... services) {
-        List<String> args = new ArrayList<>(List.of("stop", "--timeout", "30"));
-        args.addAll(List.of(services));
-        compose(Duration.ofMinutes(2), args.toArray(String[]::new));
+        List<String> docker = new ArrayList<>(List.of("docker", "stop", "--time", "30"));
+        for (String service : services) {
+            docker.add(containerId(service));
+        }
+        run(docker, Duration.ofMinutes(2), "stop");
     }
 
     /**
-     * Starts stopped {@code services} and returns once Docker sees each healthy (its readiness
-     * answered 200), so that a later test finds it serving. A started container publishes its ports
-     * at new host ports, and Docker's proxy accepts on them before the JVM listens: the addresses
-     * handed out before are forgotten.
+     * Starts stopped {@code services} and returns once each answers SERVING on its gRPC port, so that a
+     * later test finds it serving. A started container publishes its ports at new host ports, and
+     * Docker's proxy accepts on them before the JVM listens: the addresses handed out before are
+     * forgotten.
      */
     void start(String... services) {
-        List<String> args = new ArrayList<>(List.of("start"));
-        args.addAll(List.of(services));
+        List<String> docker = new ArrayList<>(List.of("docker", "start"));
         synchronized (this) {
             for (String service : services) {
                 ports.keySet().removeIf(key -> key.startsWith(service + ":"));
+                docker.add(containerId(service));
             }
         }
-        compose(Duration.ofMinutes(2), args.toArray(String[]::new));
+        run(docker, Duration.ofMinutes(2), "start");
+        awaitServing(services);
+    }
+
+    /** Waits until each of {@code services} (of {@link #GRPC_PORTS}) answers SERVING for its gRPC service. */
+    private void awaitServing(String... services) {
         for (String service : services) {
-            await(service + " healthy again")
-                    .atMost(Duration.ofMinutes(3))
+            Map.Entry<Integer, String> grpc = GRPC_PORTS.get(service);
+            String address = address(service, grpc.getKey());
+            await(service + " SERVING")
+                    .atMost(Duration.ofMinutes(4))
                     .pollInterval(Duration.ofMillis(500))
-                    .ignoreExceptions()
-                    .until(() -> dockerHealth(service).equals("healthy"));
+                    .until(() -> HealthProbe.probe(address, grpc.getValue(), Duration.ofSeconds(2))
+                            .serving());
         }
     }
 
