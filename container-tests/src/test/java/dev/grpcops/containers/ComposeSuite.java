@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
@@ -188,7 +189,8 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
 
     /**
      * Stops {@code services} side by side, each given the 30 s Compose gives it (each drains first).
-     * Compose itself would stop a replica only after those that depend on it, one drain after another.
+     * Compose itself would stop a replica only after those that depend on it: stock-1 after stock-2 and
+     * stock-3, two drains in a row.
      */
     void stop(String... services) {
         List<String> docker = new ArrayList<>(List.of("docker", "stop", "--time", "30"));
@@ -219,7 +221,8 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
     /** Waits until each of {@code services} (of {@link #GRPC_PORTS}) answers SERVING for its gRPC service. */
     private void awaitServing(String... services) {
         for (String service : services) {
-            Map.Entry<Integer, String> grpc = GRPC_PORTS.get(service);
+            Map.Entry<Integer, String> grpc = Objects.requireNonNull(
+                    GRPC_PORTS.get(service), () -> service + " publishes no gRPC port to wait on");
             String address = address(service, grpc.getKey());
             await(service + " SERVING")
                     .atMost(Duration.ofMinutes(4))
