@@ -18,13 +18,26 @@ import org.springframework.context.annotation.Bean;
 public class EdgeApplication {
 
     /**
-     * A Checkout takes a seat at admission per Quote it makes (its distinct SKUs, at most max-skus):
-     * a caller's fan-out, and the cancellations it brings to Pricing, stay within its fair share.
+     * A Checkout takes a seat at admission per Quote it makes (its distinct SKUs): a caller's
+     * fan-out, and the cancellations it brings to Pricing, stay within its fair share.
      */
     @Bean
     CallWidth<CheckoutRequest> checkoutWidth(EdgeProperties properties) {
-        return CallWidth.of(EdgeGrpc.getCheckoutMethod(), request -> (int) Math.min(
-                properties.maxSkus(), request.getSkusList().stream().distinct().count()));
+        int maxSkus = properties.maxSkus();
+        return CallWidth.of(EdgeGrpc.getCheckoutMethod(), request -> seats(request, maxSkus));
+    }
+
+    /**
+     * The Quotes {@code request} makes; one for a request the handler refuses for its size (more
+     * SKUs or slow SKUs than max-skus), which is answered at once and makes none. Its size is looked
+     * at before its SKUs are.
+     */
+    static int seats(CheckoutRequest request, int maxSkus) {
+        int skus = request.getSkusCount();
+        if (skus > maxSkus || request.getSlowSkusCount() > maxSkus) {
+            return 1;
+        }
+        return skus <= 1 ? 1 : (int) request.getSkusList().stream().distinct().count();
     }
 
     public static void main(String[] args) {

@@ -271,6 +271,8 @@ public final class Admission {
             }
             request.offeredNanos = now;
             request.startByNanos = saturatedAdd(now, request.allowanceNanos);
+            // Free seats are never owed to a waiting call: each release gives them to every waiting
+            // call that fits before it returns, so what is still free here fits none of them.
             if (executing + seatsFor(request) <= limit - reservedFor(level)) {
                 seat(request, now);
                 seated = true;
@@ -350,35 +352,52 @@ public final class Admission {
     }
 
     boolean cancel(Ticket request) {
+        List<Ticket> started;
         synchronized (lock) {
             if (request.state != Ticket.State.QUEUED) {
                 return false;
             }
-            Level level = request.level;
-            level.queues.sync(clock.getAsLong(), level.seats());
-            level.queues.remove(request);
-            request.state = Ticket.State.DONE;
+            long now = clock.getAsLong();
+            leaveQueue(request, now);
             cancelTimeout(request);
+            started = dispatch(now);
         }
         rejected(request.level, RejectReason.CANCELLED);
+        if (started != null) {
+            startAll(started);
+        }
         return true;
     }
 
     private void timedOut(Ticket request) {
         Rejection rejection;
+        List<Ticket> started;
         synchronized (lock) {
             if (request.state != Ticket.State.QUEUED) {
                 return;
             }
-            Level level = request.level;
             long now = clock.getAsLong();
-            level.queues.sync(now, level.seats());
-            level.queues.remove(request);
-            request.state = Ticket.State.DONE;
-            rejection = rejection(level, RejectReason.TIME_OUT, now);
+            leaveQueue(request, now);
+            rejection = rejection(request.level, RejectReason.TIME_OUT, now);
+            started = dispatch(now);
         }
         rejected(request.level, RejectReason.TIME_OUT);
         request.request.reject(rejection);
+        if (started != null) {
+            startAll(started);
+        }
+    }
+
+    /**
+     * A queued call leaves unserved: its queue is charged as for a call served, and what waited
+     * behind it may fit in the seats free now.
+     */
+    @GuardedBy("lock")
+    private void leaveQueue(Ticket request, long now) {
+        Level level = request.level;
+        level.queues.sync(now, level.seats());
+        level.queues.remove(request, level.estimateNanos);
+        request.state = Ticket.State.DONE;
     }
 
     /** Queues the request and returns null, or returns why it cannot wait. */
@@ -448,60 +467,80 @@ public final class Admission {
         request.level.executing += request.seats;
     }
 
-    /** Gives free seats to waiting calls; levels below their nominal seats first. */
+    /**
+     * Gives free seats to waiting calls until none that waits fits in the seats free (work
+     * conserving): levels below their nominal seats first, then the level using the least of its
+     * share; within a level, the first call in fair order that fits. A call wider than the seats
+     * free waits for more without holding back a narrower call, of its level or another.
+     */
     @GuardedBy("lock")
     private List<Ticket> dispatch(long now) {
         List<Ticket> started = null;
         while (executing < limit) {
             Level next = null;
+            Ticket chosen = null;
             boolean nextOwed = false;
             for (Level level : levelArray) {
                 if (level.queues == null || level.queues.waiting() == 0) {
                     continue;
                 }
                 boolean owed = level.executing < level.nominal;
-                if (!owed && executing >= limit - reservedFor(level)) {
-                    continue; // would borrow a seat a level that does not queue is owed
-                }
                 // Owed seats first; among equals, the level using the least of its share.
-                if (next == null
-                        || owed && !nextOwed
-                        || owed == nextOwed
-                                && (long) level.executing * next.nominal < (long) next.executing * level.nominal) {
+                if (next != null
+                        && !(owed && !nextOwed
+                                || owed == nextOwed
+                                        && (long) level.executing * next.nominal
+                                                < (long) next.executing * level.nominal)) {
+                    continue;
+                }
+                // A level borrowing may not take the seats a level that does not queue is owed.
+                int free = limit - executing - (owed ? 0 : reservedFor(level));
+                if (free <= 0) {
+                    continue;
+                }
+                level.queues.sync(now, level.seats());
+                if (earliestDeadlineFirst) {
+                    started = answerThoseTooLate(level, now, started);
+                }
+                Ticket fitting = level.queues.nextFitting(free, limit);
+                if (fitting != null) {
                     next = level;
+                    chosen = fitting;
                     nextOwed = owed;
                 }
             }
-            if (next == null) {
+            if (chosen == null) {
                 break;
             }
-            next.queues.sync(now, next.seats());
-            Ticket head = next.queues.peek();
-            if (earliestDeadlineFirst && cannotFinish(head, next, now)) {
-                // Served now it would end after its deadline: its caller hears at once, and the seat
-                // goes to a call that can still make it.
-                next.queues.remove(head);
-                head.state = Ticket.State.DONE;
-                head.rejection = new Rejection(next.name, RejectReason.CANNOT_FINISH, Duration.ZERO);
-                cancelTimeout(head);
-                if (started == null) {
-                    started = new ArrayList<>(2);
-                }
-                started.add(head);
-                continue;
-            }
-            if (executing + seatsFor(head) > limit) {
-                break; // the next call in fair order is wider than the seats free: it waits for more
-            }
-            Ticket request = next.queues.poll(next.estimateNanos);
-            seat(request, now);
-            cancelTimeout(request);
+            next.queues.dispatch(chosen, next.estimateNanos);
+            seat(chosen, now);
+            cancelTimeout(chosen);
             if (started == null) {
                 started = new ArrayList<>(2);
             }
-            started.add(request);
+            started.add(chosen);
         }
         return started;
+    }
+
+    /**
+     * The calls at the front of {@code level}'s fair order that served now would end after their
+     * deadline leave their queues, to be answered at once: the seats go to calls that can still make it.
+     */
+    @GuardedBy("lock")
+    private List<Ticket> answerThoseTooLate(Level level, long now, List<Ticket> answered) {
+        Ticket head;
+        while ((head = level.queues.peek()) != null && cannotFinish(head, level, now)) {
+            level.queues.remove(head, level.estimateNanos);
+            head.state = Ticket.State.DONE;
+            head.rejection = new Rejection(level.name, RejectReason.CANNOT_FINISH, Duration.ZERO);
+            cancelTimeout(head);
+            if (answered == null) {
+                answered = new ArrayList<>(2);
+            }
+            answered.add(head);
+        }
+        return answered;
     }
 
     /** The seats {@code request} takes: its width, at most the limit now (which an adaptive limit moves). */

@@ -141,7 +141,8 @@ final class QueueSet {
 
     void add(Ticket request, FairQueue queue, String flow) {
         if (queue.idle()) {
-            queue.nextDispatchR = virtualTime;
+            // No credit for idle time, and no forgiveness of what its calls were charged before.
+            queue.nextDispatchR = Math.max(queue.nextDispatchR, virtualTime);
             activeQueues++;
         }
         queue.waiting.add(request);
@@ -169,31 +170,87 @@ final class QueueSet {
     }
 
     /**
-     * Takes the next call in fair order, charging its queue {@code estimateNanos} for each of its
-     * seats; null if none waits.
+     * The first call in fair order that fits in {@code freeSeats} (a call takes its width, at most
+     * {@code limit}): the next one, unless it is wider than the seats free; then the first that fits
+     * of the queue that comes first among those that have one. A wide call waiting for seats never
+     * holds back a narrower one that fits. Null if none fits.
      */
-    Ticket poll(long estimateNanos) {
-        FairQueue next = nextQueue();
-        if (next == null) {
+    Ticket nextFitting(int freeSeats, int limit) {
+        FairQueue first = nextQueue();
+        if (first == null) {
             return null;
         }
-        Ticket request = next.waiting.poll();
-        waiting--;
-        leaveFlow(request);
-        next.executing++;
-        executing++;
-        long charged = estimateNanos * request.width;
-        next.nextDispatchR += charged;
-        request.estimateAtDispatchNanos = charged;
-        return request;
+        Ticket head = first.waiting.peek();
+        if (fits(head, freeSeats, limit)) {
+            return head;
+        }
+        Ticket chosen = null;
+        double chosenR = Double.MAX_VALUE;
+        for (FairQueue queue : queues) {
+            if (queue.waiting.isEmpty() || queue.nextDispatchR >= chosenR) {
+                continue;
+            }
+            Ticket fitting = firstFitting(queue, freeSeats, limit);
+            if (fitting != null) {
+                chosen = fitting;
+                chosenR = queue.nextDispatchR;
+            }
+        }
+        return chosen;
     }
 
-    /** A waiting call leaves its queue without being served (timed out, cancelled). */
-    void remove(Ticket request) {
+    private static boolean fits(Ticket request, int freeSeats, int limit) {
+        return Math.min(request.width, limit) <= freeSeats;
+    }
+
+    /** {@code queue}'s first call in its own order that fits; null if none does. */
+    private Ticket firstFitting(FairQueue queue, int freeSeats, int limit) {
+        Ticket first = null;
+        for (Ticket waiting : queue.waiting) {
+            if (!fits(waiting, freeSeats, limit)) {
+                continue;
+            }
+            if (!earliestDeadlineFirst) {
+                return waiting; // an ArrayDeque iterates in the order calls came
+            }
+            if (first == null || EARLIEST_DEADLINE.compare(waiting, first) < 0) {
+                first = waiting; // a PriorityQueue iterates in no order: the earliest of those that fit
+            }
+        }
+        return first;
+    }
+
+    /**
+     * Takes {@code request} (a waiting call, usually the next in fair order) out of its queue to be
+     * served, charging the queue {@code estimateNanos} for each of its seats.
+     */
+    void dispatch(Ticket request, long estimateNanos) {
+        FairQueue queue = request.queue;
+        if (queue.waiting.peek() == request) {
+            queue.waiting.poll();
+        } else {
+            queue.waiting.remove(request);
+        }
+        waiting--;
+        leaveFlow(request);
+        queue.executing++;
+        executing++;
+        long charged = estimateNanos * request.width;
+        queue.nextDispatchR += charged;
+        request.estimateAtDispatchNanos = charged;
+    }
+
+    /**
+     * A waiting call leaves its queue without being served (timed out, cancelled, too late to
+     * finish): its queue is charged {@code estimateNanos} per seat, as for a call served, so that a
+     * flow whose calls leave unserved does not keep its queue first in fair order.
+     */
+    void remove(Ticket request, long estimateNanos) {
         FairQueue queue = request.queue;
         if (queue.waiting.remove(request)) {
             waiting--;
             leaveFlow(request);
+            queue.nextDispatchR += (double) estimateNanos * request.width;
             if (queue.idle()) {
                 activeQueues--;
             }
