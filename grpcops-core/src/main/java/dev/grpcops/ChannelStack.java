@@ -95,6 +95,8 @@ public final class ChannelStack {
         for (ClientInterceptor interceptor : innermostFirst) {
             if (interceptor instanceof ReadinessGate gate) {
                 gate.follow(channel);
+            } else if (interceptor instanceof CancellationBudget budget) {
+                budget.follow(channel);
             }
         }
         return channel;

@@ -5,6 +5,7 @@ import io.grpc.Context;
 import io.grpc.Metadata;
 import java.net.SocketAddress;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Who a served call is for: the calling flow and the criticality admission granted it. It rides in
@@ -40,6 +41,11 @@ public final class Caller {
     /** The caller of the call being served on this thread's context, if admission classified one. */
     public static Optional<Caller> current() {
         return Optional.ofNullable(KEY.get());
+    }
+
+    /** The caller of the call served in {@code context}, or null when admission classified none. */
+    public static @Nullable Caller in(Context context) {
+        return KEY.get(context);
     }
 
     /** {@code context} carrying this caller. */

@@ -2,31 +2,41 @@ package dev.grpcops.client;
 
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.grpcops.admission.Caller;
+import dev.grpcops.guard.RateLimitedLog;
 import dev.grpcops.internal.ServedSeat;
 import dev.grpcops.internal.SharedScheduler;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ConnectivityState;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ForwardingClientCall;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Keeps a channel's cancellations under what its downstream's rapid-reset guard allows, so that a
  * caller cancelling fan-outs as fast as it can never makes the downstream close the connection it
- * shares with every other caller (SPEC §16; {@code GOAWAY ENHANCE_YOUR_CALM} after too many
+ * shares with every other caller (design §16; {@code GOAWAY ENHANCE_YOUR_CALM} after too many
  * {@code RST_STREAM} frames a second, the defence against HTTP/2 rapid reset).
  *
  * <p>A call is made outside its caller's cancellation (in a fork of the caller's context that keeps
@@ -40,8 +50,19 @@ import java.util.function.LongSupplier;
  * seat until it has ended downstream, so that a caller cancelling fan-outs is held to its share of
  * seats by the work it left running, not only by the calls it has open.
  *
+ * <p>Nothing goes downstream for a caller that has already left: a call started after its caller
+ * was cancelled is never sent, and a call that has no stream on a connection yet (held while the
+ * channel connects, or at the {@link ReadinessGate}) is cancelled where it is, spending nothing of
+ * the budget ({@link Outcome#LOCAL}). Deferred cancellations wait per caller and are sent in turn,
+ * one caller at a time, so that one caller's backlog does not hold back another's (a hedge that lost,
+ * say); at most {@code maxDeferred} wait, and beyond that the longest backlog gives up its oldest
+ * ({@link Outcome#DROPPED}: that call ends downstream by itself, at its deadline). What the listener
+ * throws is logged, never the call's.
+ *
  * <pre>{@code
- * ManagedChannelBuilder.forTarget(...).intercept(CancellationBudget.builder().perSecond(1000).build());
+ * CancellationBudget budget = CancellationBudget.builder().perSecond(1000).build();
+ * ManagedChannel channel = ManagedChannelBuilder.forTarget(...).intercept(budget).build();
+ * budget.follow(channel);
  * }</pre>
  * Install one per channel: the budget is the channel's, shared by its connections.
  *
@@ -55,12 +76,21 @@ public final class CancellationBudget implements ClientInterceptor {
 
     public static final int DEFAULT_BURST = 500;
 
+    private static final Logger log = LoggerFactory.getLogger(CancellationBudget.class);
+    /** The flow of calls made outside any served call, or where admission named no caller. */
+    private static final String NO_CALLER = "";
+
     private final double perNano;
     private final double burst;
+    private final int maxDeferred;
     private final LongSupplier nanoClock;
     private final CancellationListener listener;
+    private final RateLimitedLog listenerFailures = new RateLimitedLog(log, Duration.ofSeconds(10));
 
     private final ScheduledExecutorService scheduler;
+
+    /** The channel whose calls this budget holds, once {@link #follow}ed: its state says whether a call can be on a connection. */
+    private volatile ManagedChannel channel;
 
     private final Object lock = new Object();
 
@@ -70,9 +100,16 @@ public final class CancellationBudget implements ClientInterceptor {
     @GuardedBy("lock")
     private long refilledAt;
 
-    /** Calls whose cancellation waits for room in the budget, oldest first. */
+    /** Calls whose cancellation waits for room in the budget, oldest first, per caller. */
     @GuardedBy("lock")
-    private final ArrayDeque<BudgetedCall<?, ?>> deferred = new ArrayDeque<>();
+    private final Map<String, ArrayDeque<BudgetedCall<?, ?>>> deferred = new HashMap<>();
+
+    /** The callers with cancellations waiting, in the order they are served: one each in turn. */
+    @GuardedBy("lock")
+    private final ArrayDeque<String> turns = new ArrayDeque<>();
+
+    @GuardedBy("lock")
+    private int deferredCount;
 
     @GuardedBy("lock")
     private boolean drainScheduled;
@@ -84,7 +121,17 @@ public final class CancellationBudget implements ClientInterceptor {
         /** Over the budget: deferred, the call ended for its caller at once. */
         DEFERRED,
         /** A deferred cancellation sent as the budget refilled (the others ended downstream first). */
-        SENT_LATER
+        SENT_LATER,
+        /**
+         * The call had no stream on a connection yet (its caller left before it was sent, or it was
+         * held while the channel had no ready connection): ended where it was, nothing sent.
+         */
+        LOCAL,
+        /**
+         * A deferred cancellation given up because {@code maxDeferred} were waiting (the oldest of the
+         * longest backlog): the call ends downstream by itself, at its deadline.
+         */
+        DROPPED
     }
 
     /** Told of every cancellation and of every deferred one sent later. Called with no lock held. */
@@ -98,6 +145,7 @@ public final class CancellationBudget implements ClientInterceptor {
     private CancellationBudget(Builder builder) {
         this.perNano = builder.perSecond / 1e9;
         this.burst = builder.burst;
+        this.maxDeferred = builder.maxDeferred > 0 ? builder.maxDeferred : (int) Math.max(1, 5 * builder.perSecond);
         this.nanoClock = builder.nanoClock;
         this.listener = builder.listener;
         this.scheduler = builder.scheduler;
@@ -111,11 +159,26 @@ public final class CancellationBudget implements ClientInterceptor {
         return new Builder();
     }
 
+    /**
+     * The channel this budget is installed on: while it has no ready connection, a cancelled call
+     * cannot be on one, and its cancellation is free ({@link Outcome#LOCAL}). Without it, every
+     * cancellation counts against the budget.
+     */
+    public void follow(ManagedChannel channel) {
+        this.channel = Objects.requireNonNull(channel, "channel");
+    }
+
+    /** Whether no call of the channel can be on a ready connection now (only known once followed). */
+    private boolean noReadyConnection() {
+        ManagedChannel followed = channel;
+        return followed != null && followed.getState(false) != ConnectivityState.READY;
+    }
+
     /** Takes one cancellation from the budget if there is room and none is waiting before it. */
     boolean tryAcquire() {
         synchronized (lock) {
             refill();
-            if (tokens >= 1 && deferred.isEmpty()) {
+            if (tokens >= 1 && deferredCount == 0) {
                 tokens -= 1;
                 return true;
             }
@@ -134,24 +197,76 @@ public final class CancellationBudget implements ClientInterceptor {
     public int waiting() {
         synchronized (lock) {
             int waiting = 0;
-            for (BudgetedCall<?, ?> call : deferred) {
-                if (!call.endedDownstream) {
-                    waiting++;
+            for (ArrayDeque<BudgetedCall<?, ?>> calls : deferred.values()) {
+                for (BudgetedCall<?, ?> call : calls) {
+                    if (!call.endedDownstream) {
+                        waiting++;
+                    }
                 }
             }
             return waiting;
         }
     }
 
-    /** Queues {@code call}'s cancellation until the budget has room for it. */
-    private void defer(BudgetedCall<?, ?> call) {
+    /**
+     * Queues {@code call}'s cancellation, behind its caller's others, until the budget has room for
+     * it. Returns false when no timer could be had to send it later (the scheduler has shut down):
+     * then it is the caller's to send now.
+     */
+    private boolean defer(BudgetedCall<?, ?> call) {
+        BudgetedCall<?, ?> dropped = null;
+        String flow = call.flow();
         synchronized (lock) {
-            deferred.add(call);
             if (!drainScheduled) {
+                try {
+                    scheduleDrain();
+                } catch (RejectedExecutionException shutDown) {
+                    return false;
+                }
                 drainScheduled = true;
-                scheduleDrain();
+            }
+            ArrayDeque<BudgetedCall<?, ?>> calls = deferred.get(flow);
+            if (calls == null) {
+                calls = new ArrayDeque<>();
+                deferred.put(flow, calls);
+                turns.add(flow);
+            }
+            calls.add(call);
+            if (++deferredCount > maxDeferred) {
+                dropped = dropOldestOfLongest();
             }
         }
+        if (dropped != null) {
+            tell(Outcome.DROPPED);
+        }
+        return true;
+    }
+
+    /** The oldest deferred cancellation of the caller with the most: given up, so that at most maxDeferred wait. */
+    @GuardedBy("lock")
+    private BudgetedCall<?, ?> dropOldestOfLongest() {
+        String longest = null;
+        int most = 0;
+        for (Map.Entry<String, ArrayDeque<BudgetedCall<?, ?>>> entry : deferred.entrySet()) {
+            if (entry.getValue().size() > most) {
+                most = entry.getValue().size();
+                longest = entry.getKey();
+            }
+        }
+        return pollFrom(longest);
+    }
+
+    /** The oldest deferred call of {@code flow}, taken off its queue; the flow leaves its turn once empty. */
+    @GuardedBy("lock")
+    private BudgetedCall<?, ?> pollFrom(String flow) {
+        ArrayDeque<BudgetedCall<?, ?>> calls = deferred.get(flow);
+        BudgetedCall<?, ?> oldest = calls.poll();
+        deferredCount--;
+        if (calls.isEmpty()) {
+            deferred.remove(flow);
+            turns.remove(flow);
+        }
+        return oldest;
     }
 
     @GuardedBy("lock")
@@ -160,29 +275,67 @@ public final class CancellationBudget implements ClientInterceptor {
         scheduler.schedule(this::drain, Math.max(TimeUnit.MILLISECONDS.toNanos(1), untilToken), TimeUnit.NANOSECONDS);
     }
 
-    /** Sends the deferred cancellations the budget has room for now, oldest first. */
+    /**
+     * Sends the deferred cancellations the budget has room for now: one caller's oldest at a time,
+     * the callers in turn. One whose call has ended downstream meanwhile needs nothing sent.
+     */
     private void drain() {
         List<BudgetedCall<?, ?>> due = new ArrayList<>();
+        boolean rescheduled = true;
         synchronized (lock) {
             refill();
-            while (!deferred.isEmpty()) {
-                if (deferred.peek().endedDownstream) {
-                    deferred.poll(); // answered or past its deadline meanwhile: nothing to send
-                } else if (tokens >= 1) {
+            while (!turns.isEmpty() && tokens >= 1) {
+                String flow = turns.poll();
+                ArrayDeque<BudgetedCall<?, ?>> calls = deferred.get(flow);
+                BudgetedCall<?, ?> next;
+                // Those answered or past their deadline meanwhile need nothing sent.
+                while ((next = calls.poll()) != null) {
+                    deferredCount--;
+                    if (!next.endedDownstream) {
+                        break;
+                    }
+                }
+                if (next != null) {
                     tokens -= 1;
-                    due.add(deferred.poll());
+                    due.add(next);
+                }
+                if (calls.isEmpty()) {
+                    deferred.remove(flow);
                 } else {
-                    break;
+                    turns.add(flow);
                 }
             }
-            drainScheduled = !deferred.isEmpty();
+            drainScheduled = deferredCount > 0;
             if (drainScheduled) {
-                scheduleDrain();
+                try {
+                    scheduleDrain();
+                } catch (RejectedExecutionException shutDown) {
+                    rescheduled = false;
+                    drainScheduled = false;
+                }
+            }
+            if (!rescheduled) {
+                // No timer any more (shutting down): what still waits goes now rather than never.
+                for (ArrayDeque<BudgetedCall<?, ?>> calls : deferred.values()) {
+                    due.addAll(calls);
+                }
+                deferred.clear();
+                turns.clear();
+                deferredCount = 0;
             }
         }
         for (BudgetedCall<?, ?> call : due) {
             call.sendCancel();
-            listener.cancelled(Outcome.SENT_LATER);
+            tell(Outcome.SENT_LATER);
+        }
+    }
+
+    /** The listener is told; what it throws is logged and never changes what the call does. */
+    private void tell(Outcome outcome) {
+        try {
+            listener.cancelled(outcome);
+        } catch (Throwable e) {
+            listenerFailures.warn("cancellations: the cancellation listener failed (the call goes on): " + e);
         }
     }
 
@@ -226,6 +379,9 @@ public final class CancellationBudget implements ClientInterceptor {
         @GuardedBy("lock")
         private boolean closed;
 
+        /** Never started downstream (its caller had left): nothing to pass on. */
+        private volatile boolean notSent;
+
         /** The downstream ended the call: a deferred cancellation has nothing left to cancel. */
         volatile boolean endedDownstream;
 
@@ -240,8 +396,29 @@ public final class CancellationBudget implements ClientInterceptor {
             this.caller = caller;
         }
 
+        /** Whose backlog a deferred cancellation of this call waits in: the served call's caller. */
+        String flow() {
+            Caller served = Caller.in(caller);
+            return served == null ? NO_CALLER : served.id();
+        }
+
         @Override
         public void start(Listener<RespT> listener, Metadata headers) {
+            if (caller.isCancelled()) {
+                // The caller left before the call went out (grpc-java's own check would have seen it
+                // in the caller's context, not in the fork the call is made in): it is never sent.
+                notSent = true;
+                synchronized (lock) {
+                    closed = true;
+                }
+                tell(Outcome.LOCAL);
+                listener.onClose(
+                        Status.CANCELLED
+                                .withDescription("the caller cancelled before the call was sent")
+                                .withCause(caller.cancellationCause()),
+                        new Metadata());
+                return;
+            }
             synchronized (lock) {
                 application = listener;
             }
@@ -255,10 +432,28 @@ public final class CancellationBudget implements ClientInterceptor {
                 endWork();
                 throw e;
             }
-            if (caller.isCancelled()) {
-                cancelled(caller);
-            } else {
-                caller.addListener(this, MoreExecutors.directExecutor());
+            // Fires at once if the caller has left meanwhile.
+            caller.addListener(this, MoreExecutors.directExecutor());
+        }
+
+        @Override
+        public void request(int numMessages) {
+            if (!notSent) {
+                super.request(numMessages);
+            }
+        }
+
+        @Override
+        public void sendMessage(ReqT message) {
+            if (!notSent) {
+                super.sendMessage(message);
+            }
+        }
+
+        @Override
+        public void halfClose() {
+            if (!notSent) {
+                super.halfClose();
             }
         }
 
@@ -270,21 +465,26 @@ public final class CancellationBudget implements ClientInterceptor {
 
         @Override
         public void cancel(String message, Throwable cause) {
+            if (notSent) {
+                return;
+            }
             Listener<RespT> toClose = null;
-            boolean sent = false;
+            Outcome outcome = null;
             synchronized (lock) {
                 if (closed || application == null) {
                     // ended already, or not started: nothing goes downstream anyway
+                } else if (noReadyConnection()) {
+                    outcome = Outcome.LOCAL; // no ready connection it could be on: nothing to reset
                 } else if (tryAcquire()) {
-                    sent = true;
+                    outcome = Outcome.SENT;
                 } else {
                     closed = true;
                     toClose = application;
                 }
             }
             if (toClose == null) {
-                if (sent) {
-                    listener.cancelled(Outcome.SENT);
+                if (outcome != null) {
+                    tell(outcome);
                 }
                 super.cancel(message, cause);
                 return;
@@ -292,8 +492,12 @@ public final class CancellationBudget implements ClientInterceptor {
             caller.removeListener(this);
             cancelMessage = message;
             cancelCause = cause;
-            defer(this);
-            listener.cancelled(Outcome.DEFERRED);
+            if (defer(this)) {
+                tell(Outcome.DEFERRED);
+            } else {
+                tell(Outcome.SENT);
+                sendCancel();
+            }
             toClose.onClose(Status.CANCELLED.withDescription(message).withCause(cause), new Metadata());
         }
 
@@ -360,6 +564,7 @@ public final class CancellationBudget implements ClientInterceptor {
 
         private double perSecond = DEFAULT_PER_SECOND;
         private double burst = DEFAULT_BURST;
+        private int maxDeferred;
         private LongSupplier nanoClock = System::nanoTime;
         private ScheduledExecutorService scheduler = SharedScheduler.get();
         private CancellationListener listener = CancellationListener.NONE;
@@ -385,6 +590,18 @@ public final class CancellationBudget implements ClientInterceptor {
                 throw new IllegalArgumentException("cancellation burst must be at least 1, got " + burst);
             }
             this.burst = burst;
+            return this;
+        }
+
+        /**
+         * The most cancellations deferred at once; beyond, the longest backlog gives up its oldest
+         * ({@link Outcome#DROPPED}). Five seconds of the budget by default ({@code 5 × perSecond}).
+         */
+        public Builder maxDeferred(int maxDeferred) {
+            if (maxDeferred < 1) {
+                throw new IllegalArgumentException("max deferred cancellations must be at least 1, got " + maxDeferred);
+            }
+            this.maxDeferred = maxDeferred;
             return this;
         }
 

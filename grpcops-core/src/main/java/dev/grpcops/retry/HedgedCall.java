@@ -108,8 +108,8 @@ final class HedgedCall<T> extends AbstractFuture<T> {
     private void hedge() {
         ListenableFuture<T> sent;
         synchronized (this) {
-            if (isDone() || hedge != null || first.isDone()) {
-                return;
+            if (isDone() || hedge != null || first.isDone() || context.isCancelled()) {
+                return; // decided, or the caller has left: nothing more is sent for it
             }
             if (!budget.allowsCall()) {
                 attempts.listener.hedge(name, HedgeOutcome.REFUSED);

@@ -6,6 +6,7 @@ import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.internal.PickHint;
 import io.grpc.Context;
+import io.grpc.Status;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -97,6 +98,14 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
     private void retry(Throwable failure, boolean pushedBack) {
         if (isDone()) {
             return; // cancelled while the pushback delay ran
+        }
+        if (context.isCancelled()) {
+            // The caller left while the pushback delay ran: no retry is sent, no token spent.
+            setException(Status.CANCELLED
+                    .withDescription("the caller left before the retry")
+                    .withCause(context.cancellationCause())
+                    .asRuntimeException());
+            return;
         }
         try {
             if (attempts.admit(budget, target, pushedBack)) {

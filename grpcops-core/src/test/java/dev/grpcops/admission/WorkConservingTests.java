@@ -31,12 +31,16 @@ class WorkConservingTests {
     }
 
     private TestCall offer(Admission admission, String level, String flow, int width) {
-        return new TestCall(admission.level(level), flow, 5_000, started).wide(width).offer();
+        return new TestCall(admission.level(level), flow, 5_000, started)
+                .wide(width)
+                .offer();
     }
 
     private static int free(Admission admission) {
         return admission.limit()
-                - admission.levels().stream().mapToInt(Admission.Level::executingSeats).sum();
+                - admission.levels().stream()
+                        .mapToInt(Admission.Level::executingSeats)
+                        .sum();
     }
 
     @Test
@@ -45,7 +49,9 @@ class WorkConservingTests {
         TestCall running = offer(admission, "default", "busy", 8);
         TestCall wide = offer(admission, "default", "fan-out", 8);
         TestCall narrow = offer(admission, "default", "polite", 1);
-        assertThat(narrow.started).as("9 of 10 seats: it fits beside the running call").isTrue();
+        assertThat(narrow.started)
+                .as("9 of 10 seats: it fits beside the running call")
+                .isTrue();
         TestCall queuedNarrow = offer(admission, "default", "polite-2", 2);
         assertThat(queuedNarrow.started).as("1 seat free, it needs 2").isFalse();
 
@@ -75,7 +81,9 @@ class WorkConservingTests {
         assertThat(wide.started || other.started).isFalse();
 
         running.get(0).release(); // a default seat frees: default is owed it, but its call needs 6
-        assertThat(other.started).as("the other level's call fits the seat free").isTrue();
+        assertThat(other.started)
+                .as("the other level's call fits the seat free")
+                .isTrue();
         assertThat(wide.started).isFalse();
         running.forEach(TestCall::release);
         assertThat(wide.started).isTrue();

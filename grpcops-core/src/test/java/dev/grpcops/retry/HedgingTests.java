@@ -244,6 +244,21 @@ class HedgingTests {
         return outcome;
     }
 
+    /** The caller leaves before the hedge delay is over: no hedge is sent for it. */
+    @Test
+    void noHedgeIsSentForACallerThatHasLeft() throws Exception {
+        Retry retry = hedgingOnTheFakeClock();
+        List<SettableFuture<String>> started = new CopyOnWriteArrayList<>();
+        Context.CancellableContext caller = Context.current().withCancellation();
+        caller.run(() -> retry.hedged(attempts(started)));
+        caller.cancel(null);
+        clock.forwardMillis(10);
+
+        assertThat(started).as("the first attempt only").hasSize(1);
+        assertThat(outcomes(HedgeOutcome.SENT)).isZero();
+        started.get(0).setException(failure(Status.Code.CANCELLED));
+    }
+
     private static StatusRuntimeException failure(Status.Code code) {
         return Status.fromCode(code).withDescription("replica says " + code).asRuntimeException();
     }

@@ -12,6 +12,7 @@ import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.testing.InProcessChain;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.util.List;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -137,6 +138,31 @@ class RetryTests {
         } finally {
             scheduler.shutdownNow();
         }
+    }
+
+    /** The caller leaves while the pushback delay runs: the retry is not sent, and no token is spent on it. */
+    @Test
+    void aCallerThatLeavesDuringAPushbackDelayGetsNoRetry() {
+        dev.grpcops.testing.FakeClock clock = new dev.grpcops.testing.FakeClock();
+        Retry retry =
+                Retry.builder(BudgetRules.DEFAULTS).scheduler(clock.scheduler()).build();
+        AtomicInteger attempts = new AtomicInteger();
+        io.grpc.Context.CancellableContext caller = io.grpc.Context.current().withCancellation();
+        List<ListenableFuture<String>> outcome = new java.util.ArrayList<>();
+
+        caller.run(() -> outcome.add(retry.call(() -> {
+            attempts.incrementAndGet();
+            return Futures.immediateFailedFuture(InProcessChain.unavailable("300"));
+        })));
+        caller.cancel(null);
+        clock.forward(java.time.Duration.ofSeconds(1));
+
+        assertThat(attempts).as("attempts sent").hasValue(1);
+        assertThat(Status.fromThrowable(catchThrowableOfType(
+                                java.util.concurrent.ExecutionException.class, outcome.get(0)::get))
+                        .getCode())
+                .isEqualTo(Status.Code.CANCELLED);
+        clock.assertNoLeftoverTasks();
     }
 
     @Test

@@ -52,10 +52,18 @@ public class ClientAutoConfiguration {
         };
     }
 
+    @Bean
+    @ConditionalOnMissingBean
+    ChannelFollowers channelFollowers() {
+        return new ChannelFollowers();
+    }
+
     /** A cancellation budget per channel (grpcops.client.cancellations-per-second), with its counts as metrics. */
     @Bean
     GrpcChannelConfigurer grpcopsCancellationBudget(
-            ClientProperties properties, org.springframework.beans.factory.ObjectProvider<MeterRegistry> registry) {
+            ClientProperties properties,
+            org.springframework.beans.factory.ObjectProvider<MeterRegistry> registry,
+            ChannelFollowers followers) {
         int perSecond = properties.getCancellationsPerSecond();
         if (perSecond < 0) {
             throw new IllegalArgumentException(
@@ -93,6 +101,7 @@ public class ClientAutoConfiguration {
                             .register(meters);
                 }
                 builder.intercept(budget);
+                followers.add(name, budget::follow);
             }
         };
     }
@@ -119,8 +128,8 @@ public class ClientAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    ChannelReadiness channelReadiness(ClientProperties properties) {
-        return new ChannelReadiness(properties.getWaitForReadyWindow());
+    ChannelReadiness channelReadiness(ClientProperties properties, ChannelFollowers followers) {
+        return new ChannelReadiness(properties.getWaitForReadyWindow(), followers);
     }
 
     @Bean(destroyMethod = "close")
@@ -141,9 +150,9 @@ public class ClientAutoConfiguration {
                 GlobalClientInterceptorRegistry interceptors,
                 List<GrpcChannelConfigurer> configurers,
                 ReconnectNudger nudger,
-                ChannelReadiness readiness) {
+                ChannelFollowers followers) {
             return inProcessOr(
-                    new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger, readiness),
+                    new ShadedNettyReconnectingChannelFactory(properties, interceptors, configurers, nudger, followers),
                     properties,
                     interceptors,
                     configurers);
@@ -163,9 +172,9 @@ public class ClientAutoConfiguration {
                 GlobalClientInterceptorRegistry interceptors,
                 List<GrpcChannelConfigurer> configurers,
                 ReconnectNudger nudger,
-                ChannelReadiness readiness) {
+                ChannelFollowers followers) {
             return inProcessOr(
-                    new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger, readiness),
+                    new NettyReconnectingChannelFactory(properties, interceptors, configurers, nudger, followers),
                     properties,
                     interceptors,
                     configurers);

@@ -8,28 +8,28 @@ import net.devh.boot.grpc.client.channelfactory.NettyChannelFactory;
 import net.devh.boot.grpc.client.config.GrpcChannelsProperties;
 import net.devh.boot.grpc.client.interceptor.GlobalClientInterceptorRegistry;
 
-/** net.devh's plain-Netty channel factory, with every channel it makes handed to the {@link ReconnectNudger} and its {@link ChannelReadiness} gate. */
+/** net.devh's plain-Netty channel factory, with every channel it makes handed to the {@link ReconnectNudger} and to what its configurers put on it that follows it ({@link ChannelFollowers}). */
 final class NettyReconnectingChannelFactory extends NettyChannelFactory {
 
     private final ReconnectNudger nudger;
-    private final ChannelReadiness readiness;
+    private final ChannelFollowers followers;
 
     NettyReconnectingChannelFactory(
             GrpcChannelsProperties properties,
             GlobalClientInterceptorRegistry interceptors,
             List<GrpcChannelConfigurer> configurers,
             ReconnectNudger nudger,
-            ChannelReadiness readiness) {
+            ChannelFollowers followers) {
         super(properties, interceptors, configurers);
         this.nudger = nudger;
-        this.readiness = readiness;
+        this.followers = followers;
     }
 
     @Override
     protected ManagedChannel newManagedChannel(String name) {
         ManagedChannel channel = super.newManagedChannel(name);
         nudger.watch(channel);
-        readiness.follow(name, channel);
+        followers.follow(name, channel);
         return channel;
     }
 }
