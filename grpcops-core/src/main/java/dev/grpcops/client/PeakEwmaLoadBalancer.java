@@ -84,6 +84,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     static final io.grpc.CallOptions.Key<BalancingListener> LISTENER =
             io.grpc.CallOptions.Key.createWithDefault("grpcops-balancing-listener", BalancingListener.NONE);
 
+    /** A replica that has answered every call sent to it before its last answer. */
+    static final long NOT_WAITING = Long.MIN_VALUE;
+
     /** A call without a deadline: no replica is too slow for it. */
     static final long NO_BUDGET = Long.MAX_VALUE;
 
@@ -138,8 +141,14 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 judging.cancel();
                 judging = null;
             }
+            boolean anyOut = false;
             for (ChildLbState child : getChildLbStates()) {
-                ((Replica) child).ejection = new Ejection();
+                Replica replica = (Replica) child;
+                anyOut |= replica.ejection.ejected();
+                replica.ejection = new Ejection();
+            }
+            if (anyOut) {
+                updateOverallBalancingState(); // those ejected are back in the pick now, not at the next change
             }
             return;
         }
@@ -291,6 +300,13 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         /** Set when a slow start begins, cleared by the pick that reports it ({@link BalancingListener}). */
         final java.util.concurrent.atomic.AtomicBoolean slowStartUnreported =
                 new java.util.concurrent.atomic.AtomicBoolean();
+        /**
+         * When the first call sent to it since its last answer was sent; {@link #NOT_WAITING} once it
+         * has answered every call sent before (an answer of any kind: the replica was heard from).
+         */
+        private final java.util.concurrent.atomic.AtomicLong unansweredSince =
+                new java.util.concurrent.atomic.AtomicLong(NOT_WAITING);
+
         /** When it first became READY, and when it last left READY (the synchronization context only). */
         private long firstReady;
 
@@ -308,11 +324,15 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 public void updateBalancingState(ConnectivityState newState, SubchannelPicker newPicker) {
                     long now = nanoClock.getAsLong();
                     if (newState == ConnectivityState.READY && getCurrentState() != ConnectivityState.READY) {
-                        // Its cost starts again, at its peers': a replica back from a restart or a health
-                        // flap is not credited with the time it was away (decayed to nothing, it would
-                        // win every pick while cold), nor blamed for what it was before.
-                        latency.reset(initialCost(Replica.this), now);
                         boolean away = !everReady || now - leftReady >= SLOW_START_AWAY_NANOS;
+                        if (away) {
+                            // Its cost starts again, at its peers': a replica back from a restart or a
+                            // health flap is not credited with the time it was away (decayed to nothing,
+                            // it would win every pick while cold), nor blamed for what it was before. A
+                            // reconnect (a GOAWAY at the maximum connection age) keeps what it earned.
+                            latency.reset(initialCost(Replica.this), now);
+                            unansweredSince.set(NOT_WAITING);
+                        }
                         slowStartSince = away && othersEstablished(Replica.this, now) ? now : Long.MIN_VALUE;
                         // Reported only where it slows anything: round robin and a zero window ignore it.
                         slowStartUnreported.set(
@@ -333,26 +353,57 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             };
         }
 
-        /** The latency cost now: it decays towards zero while the replica is not heard from. */
+        /**
+         * The latency cost now: it decays towards zero while the replica is not heard from, but is
+         * never less than how long it has left a call unanswered since its last answer (a replica
+         * whose node went silent answers nothing, and must not look faster for it; calls its callers
+         * gave up on, hedges that lost, tell nothing of it).
+         */
         double cost(long now) {
-            return latency.cost(now, config.decayNanos());
+            double decayed = latency.cost(now, config.decayNanos());
+            long since = unansweredSince.get();
+            return since == NOT_WAITING ? decayed : Math.max(decayed, now - since);
         }
 
         /**
-         * What a pick weighs: latency cost × (calls outstanding + 1), divided, during its slow start,
-         * by its weight: from {@value #SLOW_START_MIN_WEIGHT} when it became ready up to 1 over the
-         * slow-start window, so that a JIT-cold replica's share of the calls ramps up. Slow start is
-         * for a replica that joins replicas already serving (new, or back after a second or more
-         * away), not for those a channel starts with, nor for a reconnect.
+         * What a pick weighs: latency cost × (calls outstanding + 1). A replica in its slow start
+         * takes no part in the comparison: it gets its share of the picks from {@link
+         * Picker#slowStartPick} instead.
          */
         double load(long now) {
-            double load = cost(now) * (outstanding.get() + 1);
+            if (inSlowStart(now)) {
+                return Double.POSITIVE_INFINITY;
+            }
+            return cost(now) * (outstanding.get() + 1);
+        }
+
+        /**
+         * Whether it is in its slow start now. Slow start is for a replica that joins replicas already
+         * serving (new, or back after a second or more away), not for those a channel starts with,
+         * nor for a reconnect; round robin has none.
+         */
+        boolean inSlowStart(long now) {
             long since = slowStartSince;
             long window = config.slowStartNanos();
-            if (since == Long.MIN_VALUE || window <= 0 || now - since >= window) {
-                return load;
-            }
-            return load / Math.max(SLOW_START_MIN_WEIGHT, Math.max(0, now - since) / (double) window);
+            return since != Long.MIN_VALUE && !roundRobin && window > 0 && now - since < window;
+        }
+
+        /**
+         * Its weight in its slow start: from {@value #SLOW_START_MIN_WEIGHT} when it became ready up
+         * to 1 at the end of the window, so that a JIT-cold replica's share of the calls ramps up and
+         * is never zero (Envoy's {@code min_weight_percent}).
+         */
+        double slowStartWeight(long now) {
+            return Math.max(
+                    SLOW_START_MIN_WEIGHT, Math.max(0, now - slowStartSince) / (double) config.slowStartNanos());
+        }
+
+        /** When its slow start ends; {@link Long#MIN_VALUE} when it has none. */
+        long slowStartEnds() {
+            long since = slowStartSince;
+            return since == Long.MIN_VALUE || roundRobin || config.slowStartNanos() <= 0
+                    ? Long.MIN_VALUE
+                    : since + config.slowStartNanos();
         }
 
         /** Whether a call may go to it as its probe now; claims the probe if so. */
@@ -401,6 +452,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 }
             }
             probeAnswerPending = false;
+            if (outcome != CallOutcome.CANCELLED && outcome != CallOutcome.DEADLINE) {
+                unansweredSince.set(NOT_WAITING); // heard from; calls sent since count afresh
+            }
             if (outcome == CallOutcome.REPLICA_FAILURE || outcome == CallOutcome.OVERLOAD) {
                 lastFailed = true;
             } else if (outcome != CallOutcome.CANCELLED && outcome != CallOutcome.DEADLINE) {
@@ -409,8 +463,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             ejection.record(outcome);
         }
 
-        void started() {
+        void started(long now) {
             outstanding.incrementAndGet();
+            if (unansweredSince.get() == NOT_WAITING) {
+                unansweredSince.compareAndSet(NOT_WAITING, now);
+            }
         }
 
         void ended(long rttNanos, CallOutcome outcome, long now) {
@@ -429,7 +486,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         CallTracer(Replica replica, long startNanos) {
             this.replica = replica;
             this.startNanos = startNanos;
-            replica.started();
+            replica.started(startNanos);
         }
 
         @Override
@@ -449,6 +506,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
         private final Replica[] ready;
         private final SubchannelPicker[] pickers;
+        /** When the last slow start of a replica in this pick ends: until then picks look for one. */
+        private final long slowStartsEnd;
         /** Replicas whose slow start no pick has reported yet; null when none (most pickers). */
         private volatile List<Replica> slowStartsToReport;
 
@@ -456,7 +515,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             this.ready = children.stream().map(Replica.class::cast).toArray(Replica[]::new);
             this.pickers = new SubchannelPicker[ready.length];
             List<Replica> toReport = null;
+            long lastEnd = Long.MIN_VALUE;
             for (int i = 0; i < ready.length; i++) {
+                lastEnd = Math.max(lastEnd, ready[i].slowStartEnds());
                 pickers[i] = ready[i].getCurrentPicker();
                 if (ready[i].slowStartUnreported.get()) {
                     toReport = toReport == null ? new ArrayList<>(1) : toReport;
@@ -464,6 +525,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 }
             }
             this.slowStartsToReport = toReport;
+            this.slowStartsEnd = lastEnd;
         }
 
         /** Each slow start once, to the listener of the first call picked after it began. */
@@ -545,6 +607,13 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 return excluded == 0 ? 1 : 0;
             }
             RandomGenerator draw = random.get();
+            long now = nanoClock.getAsLong();
+            if (now - slowStartsEnd < 0) {
+                int slowStarting = slowStartPick(excluded, candidates, now, budgetNanos, draw);
+                if (slowStarting >= 0) {
+                    return slowStarting;
+                }
+            }
             int a = draw.nextInt(candidates);
             int b = draw.nextInt(candidates - 1);
             if (b >= a) {
@@ -554,7 +623,6 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 a = a >= excluded ? a + 1 : a;
                 b = b >= excluded ? b + 1 : b;
             }
-            long now = nanoClock.getAsLong();
             double loadA = ready[a].load(now);
             double loadB = ready[b].load(now);
             int winner = loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
@@ -597,6 +665,27 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 }
             }
             return winner;
+        }
+
+        /**
+         * A replica in its slow start, for this pick; -1 if none. It gets its first call at once and
+         * then one a second while it has none outstanding (its probe), and besides a share of the
+         * picks: its weight times an equal share ({@code weight / candidates}). It takes no part in
+         * the comparisons of the other picks, so that share is what it gets: never zero, whatever its
+         * peers' load, and never more while it is cold. One whose cost is beyond the call's budget is
+         * left out.
+         */
+        private int slowStartPick(int excluded, int candidates, long now, long budgetNanos, RandomGenerator draw) {
+            for (int i = 0; i < ready.length; i++) {
+                Replica replica = ready[i];
+                if (i == excluded || !replica.inSlowStart(now) || replica.cost(now) > budgetNanos) {
+                    continue;
+                }
+                if (replica.claimProbe(now) || draw.nextDouble() * candidates < replica.slowStartWeight(now)) {
+                    return i;
+                }
+            }
+            return -1;
         }
 
         /**

@@ -93,8 +93,8 @@ public final class ServiceConfigs {
         }
 
         /**
-         * Peak-EWMA: over how long a replica that becomes ready ramps up from 10 % of its peers'
-         * weight to all of it (zero: at once); 10 s by default.
+         * Peak-EWMA: over how long a replica that becomes ready ramps up from 10 % of an equal share
+         * of the picks to all of it, its first call at once (zero: at once); 10 s by default.
          */
         public Builder slowStart(Duration slowStart) {
             if (slowStart.isNegative()) {

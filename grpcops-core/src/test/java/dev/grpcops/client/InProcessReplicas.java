@@ -67,6 +67,9 @@ public final class InProcessReplicas implements AutoCloseable {
             Metadata.Key.of("fixture-call-id", Metadata.ASCII_STRING_MARSHALLER);
     private final ManagedChannel channel;
     private final ManualResolver resolver = new ManualResolver();
+    /** What the name resolver sends as the service config; null: none (the channel's default applies). */
+    private volatile Map<String, ?> resolvedConfig;
+
     /** The picker the channel's balancer gave it last. */
     private volatile io.grpc.LoadBalancer.SubchannelPicker balancerPicker;
 
@@ -405,6 +408,15 @@ public final class InProcessReplicas implements AutoCloseable {
         }
     }
 
+    /**
+     * The name resolver sends {@code serviceConfig} from now on (a service config changed at run
+     * time, as a DNS TXT record or xDS would change it); the channel's balancer gets it at once.
+     */
+    public void reconfigure(Map<String, ?> serviceConfig) {
+        resolvedConfig = renamed(serviceConfig);
+        resolver.update();
+    }
+
     /** Zeroes every replica's call count. */
     public void resetCalls() {
         replicas.forEach(replica -> replica.calls.set(0));
@@ -498,11 +510,23 @@ public final class InProcessReplicas implements AutoCloseable {
             if (step > 600_000) {
                 throw new AssertionError("calls still unanswered after 10 minutes of fake time");
             }
-            long waitedUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!inTransit.isEmpty() && System.nanoTime() < waitedUntil) {
-                Thread.sleep(1); // the channel's threads carrying a call to its replica
-            }
+            awaitInTransit();
             clock.forwardMillis(1);
+        }
+    }
+
+    /** Moves fake time on by {@code duration}, a millisecond at a time, as {@link #awaitAll} does. */
+    public void advance(Duration duration) throws InterruptedException {
+        for (long ms = 0; ms < duration.toMillis(); ms++) {
+            awaitInTransit();
+            clock.forwardMillis(1);
+        }
+    }
+
+    private void awaitInTransit() throws InterruptedException {
+        long waitedUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!inTransit.isEmpty() && System.nanoTime() < waitedUntil) {
+            Thread.sleep(1); // the channel's threads carrying a call to its replica
         }
     }
 
@@ -604,9 +628,13 @@ public final class InProcessReplicas implements AutoCloseable {
                     List<EquivalentAddressGroup> groups = replicas.stream()
                             .map(replica -> new EquivalentAddressGroup(new InProcessSocketAddress(replica.address)))
                             .toList();
-                    listener.onResult2(ResolutionResult.newBuilder()
-                            .setAddressesOrError(io.grpc.StatusOr.fromValue(groups))
-                            .build());
+                    ResolutionResult.Builder result =
+                            ResolutionResult.newBuilder().setAddressesOrError(io.grpc.StatusOr.fromValue(groups));
+                    Map<String, ?> config = resolvedConfig;
+                    if (config != null) {
+                        result.setServiceConfig(args.getServiceConfigParser().parseServiceConfig(config));
+                    }
+                    listener.onResult2(result.build());
                 });
             }
 

@@ -72,6 +72,24 @@ class OutlierEjectionTests {
         assertThat(back.get(0)).as("after its 10 s out: %s", back).isGreaterThan(50);
     }
 
+    /** Outlier detection switched off at run time: the replicas it had ejected are back in the picks at once. */
+    @Test
+    void switchedOffItsEjectedReplicasAreBackAtOnce() throws Exception {
+        start(ServiceConfigs.Balancing.ROUND_ROBIN);
+        halfOfReplicaZeroEndsAs(Status.INTERNAL, null);
+        assertThat(callFor(3).get(0)).as("ejected").isZero();
+        replicas.replica(0).failWith(null);
+
+        replicas.reconfigure(ServiceConfigs.builder()
+                .balancing(ServiceConfigs.Balancing.ROUND_ROBIN)
+                .outlierDetection(null)
+                .healthCheck(InProcessReplicas.HEALTH_NAME)
+                .build());
+        replicas.replica(0).awaitOffered();
+        List<Integer> back = replicas.call(300, 3);
+        assertThat(back.get(0)).as("before its 10 s out were over: %s", back).isGreaterThan(50);
+    }
+
     @Test
     void aReplicaThatShedsIsNeverEjected() throws Exception {
         start(ServiceConfigs.Balancing.ROUND_ROBIN);

@@ -99,7 +99,8 @@ public class ClientProperties {
 
         /**
          * peak-ewma: over how long a replica that becomes ready (new, or back from a restart or a
-         * health flap) ramps up from 10 % of its peers' weight to all of it (0: at once).
+         * health flap) ramps up from 10 % of an equal share of the picks to all of it, its first call
+         * at once (0: at once).
          */
         private Duration slowStart = Duration.ofSeconds(10);
 
