@@ -70,12 +70,15 @@ final class CallCommand implements Callable<Integer> {
     @Option(
             names = "--ledger",
             description =
-                    "ask every hop for its line of the call's budget ledger (with the token in GRPCOPS_ADMIN_TOKEN)"
+                    "ask every hop for its line of the call's budget ledger (with the token in GRPCOPS_BUDGET_LEDGER_TOKEN)"
                             + " and print the waterfall on stderr: received, queued, handler, granted downstream, slack")
     boolean ledger;
 
     @Spec
     CommandSpec spec;
+
+    /** Where --ledger reads the ledger token: the variable the services read it from too. */
+    static final String LEDGER_TOKEN_VARIABLE = "GRPCOPS_BUDGET_LEDGER_TOKEN";
 
     /** Reads the token for --ledger; tests give their own. */
     Map<String, String> environment = System.getenv();
@@ -98,10 +101,10 @@ final class CallCommand implements Callable<Integer> {
                         header.substring(equals + 1).trim());
             }
             if (ledger) {
-                String token = environment.get(AdminCall.TOKEN_VARIABLE);
+                String token = environment.get(LEDGER_TOKEN_VARIABLE);
                 if (token == null || token.isBlank()) {
                     throw new IllegalArgumentException(
-                            "--ledger needs the services' admin token in " + AdminCall.TOKEN_VARIABLE);
+                            "--ledger needs the services' ledger token in " + LEDGER_TOKEN_VARIABLE);
                 }
                 metadata.put(LedgerLine.KEY, token.strip());
             }

@@ -86,13 +86,13 @@ class CallCommandTests {
 
         CliRun none = CliRun.of(withToken(null), "call", stock.target(), "Check", "{\"sku\":\"a\"}", "--ledger");
         assertThat(none.exit()).isEqualTo(2);
-        assertThat(none.err()).contains("--ledger needs the services' admin token in GRPCOPS_ADMIN_TOKEN");
+        assertThat(none.err()).contains("--ledger needs the services' ledger token in GRPCOPS_BUDGET_LEDGER_TOKEN");
     }
 
-    /** The call command sees {@code token} (null: none) as GRPCOPS_ADMIN_TOKEN, whatever the test's own environment holds. */
+    /** The call command sees {@code token} (null: none) as GRPCOPS_BUDGET_LEDGER_TOKEN, whatever the test's own environment holds. */
     private static java.util.function.Consumer<CommandLine> withToken(String token) {
         return cli -> ((CallCommand) cli.getSubcommands().get("call").getCommand()).environment =
-                token == null ? Map.of() : Map.of("GRPCOPS_ADMIN_TOKEN", token);
+                token == null ? Map.of() : Map.of("GRPCOPS_BUDGET_LEDGER_TOKEN", token);
     }
 
     @Test

@@ -153,7 +153,7 @@ class ComposeIT {
 
     /**
      * What an operator types to see where a Checkout's deadline went: {@code grpcops call … --ledger}
-     * in the Edge container, whose environment holds the suite's admin token. Every hop answers with
+     * in the Edge container, whose environment holds the suite's ledger token. Every hop answers with
      * its line, each below the one that called it.
      */
     @Test

@@ -38,6 +38,8 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
     /** The admin token every service of the suite gets. */
     static final String ADMIN_TOKEN = "container-test-admin-token";
 
+    static final String LEDGER_TOKEN = "container-test-ledger-token";
+
     private static final String PROJECT = "grpcops-it";
 
     /**
@@ -111,6 +113,7 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
         OtlpReceiver traces = new OtlpReceiver(host, 0);
         Map<String, String> environment = new HashMap<>();
         environment.put("GRPCOPS_ADMIN_TOKEN", ADMIN_TOKEN);
+        environment.put("GRPCOPS_BUDGET_LEDGER_TOKEN", LEDGER_TOKEN);
         environment.put("OTEL_EXPORTER_OTLP_ENDPOINT", "http://host.docker.internal:" + traces.port());
         // The training run that makes each image's start-up cache is most of the build's time; the
         // tests check what the services do, not how fast they start.

@@ -7,11 +7,18 @@ import java.time.Duration;
  *
  * <p>A refused call is one the admin authorization ends: no or malformed credentials, a wrong
  * token, or admin operations disabled. Once {@code maxFailures} such calls from one address fall
- * within {@code window} (counted from the first of them), every further refused call from that
- * address ends with {@code RESOURCE_EXHAUSTED}, without saying what was wrong, until the window has
- * passed. A call with the right token always passes, and forgives the address's count: admins
- * behind a proxy are never locked out by someone else's wrong tokens. Refused calls are logged
- * at most once per {@code logInterval} per address, with their count.
+ * within {@code window} (counted from the first of them), every admin call from that address ends
+ * with {@code RESOURCE_EXHAUSTED} until the window has passed, its token not even looked at: an
+ * address that guessed too often learns nothing more by guessing. Once {@code maxRefusedOverall}
+ * such calls from all addresses but the loopback fall within a window, the same holds for every
+ * address but the loopback: guesses spread over many addresses are bounded too, while an operator
+ * inside the pod ({@code kubectl port-forward}, {@code kubectl exec}) is never locked out by others.
+ * A call with the right token from an address not locked out forgives that address's count.
+ * Refused calls are logged at most once per {@code logInterval} per address, with their count.
+ *
+ * <p>Admin calls let through are never queued nor shed by admission, but at most {@code
+ * maxConcurrent} run at once; beyond that one ends {@code RESOURCE_EXHAUSTED} at once, so that a
+ * flood of admin calls, even authorized ones, cannot take the server's threads.
  *
  * <p>At most {@code maxPeers} addresses are tracked (a few hundred bytes each, about 3 MB at 10 000); beyond that the one
  * least recently seen is forgotten. No thread is used: the bookkeeping happens on the calls.
@@ -26,28 +33,46 @@ public final class AdminRateLimit {
     public static final int DEFAULT_MAX_PEERS = 10_000;
     /** One log line per address per this, by default. */
     public static final Duration DEFAULT_LOG_INTERVAL = Duration.ofSeconds(10);
+    /** Refused calls per window from all addresses but the loopback, by default. */
+    public static final int DEFAULT_MAX_REFUSED_OVERALL = 100;
+    /** Admin calls running at once, by default. */
+    public static final int DEFAULT_MAX_CONCURRENT = 4;
 
-    /** 5 refused calls per 10 s per address, 10 000 addresses, one log line per address per 10 s. */
+    /**
+     * 5 refused calls per 10 s per address and 100 from all of them, 10 000 addresses, one log line
+     * per address per 10 s, 4 admin calls at once.
+     */
     public static final AdminRateLimit DEFAULTS = builder().build();
 
     private final int maxFailures;
     private final Duration window;
     private final int maxPeers;
     private final Duration logInterval;
+    private final int maxRefusedOverall;
+    private final int maxConcurrent;
 
-    private AdminRateLimit(int maxFailures, Duration window, int maxPeers, Duration logInterval) {
-        if (maxFailures < 1) {
-            throw new IllegalArgumentException("maxFailures must be at least 1, got " + maxFailures);
+    private AdminRateLimit(Builder builder) {
+        if (builder.maxFailures < 1) {
+            throw new IllegalArgumentException("maxFailures must be at least 1, got " + builder.maxFailures);
         }
-        requirePositive("window", window);
-        if (maxPeers < 1) {
-            throw new IllegalArgumentException("maxPeers must be at least 1, got " + maxPeers);
+        requirePositive("window", builder.window);
+        if (builder.maxPeers < 1) {
+            throw new IllegalArgumentException("maxPeers must be at least 1, got " + builder.maxPeers);
         }
-        requirePositive("logInterval", logInterval);
-        this.maxFailures = maxFailures;
-        this.window = window;
-        this.maxPeers = maxPeers;
-        this.logInterval = logInterval;
+        requirePositive("logInterval", builder.logInterval);
+        if (builder.maxRefusedOverall < builder.maxFailures) {
+            throw new IllegalArgumentException("maxRefusedOverall must be at least maxFailures (" + builder.maxFailures
+                    + "), got " + builder.maxRefusedOverall);
+        }
+        if (builder.maxConcurrent < 1) {
+            throw new IllegalArgumentException("maxConcurrent must be at least 1, got " + builder.maxConcurrent);
+        }
+        this.maxFailures = builder.maxFailures;
+        this.window = builder.window;
+        this.maxPeers = builder.maxPeers;
+        this.logInterval = builder.logInterval;
+        this.maxRefusedOverall = builder.maxRefusedOverall;
+        this.maxConcurrent = builder.maxConcurrent;
     }
 
     /** Refused calls within the window after which an address is refused unchecked. */
@@ -70,24 +95,48 @@ public final class AdminRateLimit {
         return logInterval;
     }
 
+    /** Refused calls within the window, from all addresses but the loopback, after which those addresses are refused unchecked. */
+    public int maxRefusedOverall() {
+        return maxRefusedOverall;
+    }
+
+    /** Admin calls let through that may run at once. */
+    public int maxConcurrent() {
+        return maxConcurrent;
+    }
+
+    /** A builder starting from these values. */
+    public Builder toBuilder() {
+        return builder()
+                .maxFailures(maxFailures)
+                .window(window)
+                .maxPeers(maxPeers)
+                .logInterval(logInterval)
+                .maxRefusedOverall(maxRefusedOverall)
+                .maxConcurrent(maxConcurrent);
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof AdminRateLimit other
                 && maxFailures == other.maxFailures
                 && window.equals(other.window)
                 && maxPeers == other.maxPeers
-                && logInterval.equals(other.logInterval);
+                && logInterval.equals(other.logInterval)
+                && maxRefusedOverall == other.maxRefusedOverall
+                && maxConcurrent == other.maxConcurrent;
     }
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(maxFailures, window, maxPeers, logInterval);
+        return java.util.Objects.hash(maxFailures, window, maxPeers, logInterval, maxRefusedOverall, maxConcurrent);
     }
 
     @Override
     public String toString() {
         return "AdminRateLimit[maxFailures=" + maxFailures + ", window=" + window + ", maxPeers=" + maxPeers
-                + ", logInterval=" + logInterval + "]";
+                + ", logInterval=" + logInterval + ", maxRefusedOverall=" + maxRefusedOverall + ", maxConcurrent="
+                + maxConcurrent + "]";
     }
 
     private static void requirePositive(String name, Duration value) {
@@ -108,6 +157,8 @@ public final class AdminRateLimit {
         private Duration window = DEFAULT_WINDOW;
         private int maxPeers = DEFAULT_MAX_PEERS;
         private Duration logInterval = DEFAULT_LOG_INTERVAL;
+        private int maxRefusedOverall = DEFAULT_MAX_REFUSED_OVERALL;
+        private int maxConcurrent = DEFAULT_MAX_CONCURRENT;
 
         private Builder() {}
 
@@ -135,9 +186,21 @@ public final class AdminRateLimit {
             return this;
         }
 
+        /** Refused calls within the window, from all addresses but the loopback, after which those addresses are refused unchecked. */
+        public Builder maxRefusedOverall(int maxRefusedOverall) {
+            this.maxRefusedOverall = maxRefusedOverall;
+            return this;
+        }
+
+        /** Admin calls let through that may run at once. */
+        public Builder maxConcurrent(int maxConcurrent) {
+            this.maxConcurrent = maxConcurrent;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the value out of range */
         public AdminRateLimit build() {
-            return new AdminRateLimit(maxFailures, window, maxPeers, logInterval);
+            return new AdminRateLimit(this);
         }
     }
 }

@@ -76,15 +76,23 @@ public final class BudgetInterceptors {
         /**
          * The token a caller presents as {@link LedgerLine#HEADER} to get the call's budget ledger in
          * the trailers: this hop's line and those its downstream calls return (the ask is passed on
-         * to them, so every hop that holds the same token adds its line). Usually the admin token.
-         * None (the default): the ledger goes only to the listener.
+         * to them, so every hop that holds the same token adds its line). A secret of its own, never
+         * the admin token: it travels to every hop downstream, and reading a ledger must not let
+         * anyone drain a pod. Wrong tokens are limited per caller address as refused admin calls are
+         * ({@link dev.grpcops.admin.AdminRateLimit#DEFAULTS}). None (the default): the ledger goes
+         * only to the listener.
          */
         public Builder ledgerToken(String token) {
             this.ledgerToken = token;
             return this;
         }
 
+        /**
+         * @throws dev.grpcops.admin.AdminTokens.UnusableAdminTokenException if the ledger token is a
+         *     placeholder or too short to be a secret
+         */
         public BudgetInterceptors build() {
+            dev.grpcops.admin.AdminTokens.requireUsable(ledgerToken, "the ledger token");
             return new BudgetInterceptors(this);
         }
     }

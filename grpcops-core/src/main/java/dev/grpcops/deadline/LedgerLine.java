@@ -9,14 +9,16 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * One hop's line in a call's budget ledger (SPEC §19): the budget the hop received, how long the
+ * One hop's line in a call's budget ledger (design §19): the budget the hop received, how long the
  * call waited for a seat, how long its handler took, the largest deadline it handed a downstream
  * call, and what was left when it answered (its slack; negative when it answered late).
  *
- * <p>A caller who presents the admin token in {@link #HEADER} gets the ledger back in the trailers
- * under the same key: one value per hop, the answering hop first, then what its downstream calls
- * returned, {@link #depth()} counting the hops from the one asked. {@code grpcops call … --ledger}
- * prints it.
+ * <p>A caller who presents the ledger token (its own secret, never the admin token) in {@link
+ * #HEADER} gets the ledger back in the trailers under the same key: one value per hop, the
+ * answering hop first, then what its downstream calls returned, {@link #depth()} counting the hops
+ * from the one asked. {@code grpcops call … --ledger} prints it. A value that is not a line (a
+ * hop of another version, a mangled or oversized value) is left out; nothing here throws on what
+ * a peer sent.
  */
 public final class LedgerLine {
 
@@ -31,6 +33,12 @@ public final class LedgerLine {
      * (a hop passes back at most two dozen, to keep the trailers within what a peer accepts).
      */
     public static final String OMITTED = "omitted=";
+
+    /** The longest hop name a line carries: a gRPC service name. */
+    public static final int MAX_HOP_LENGTH = 200;
+
+    /** The longest trailer value read as a line; a longer one is left out unread. */
+    static final int MAX_VALUE_LENGTH = 512;
 
     private final String hop;
     private final int depth;
@@ -119,7 +127,7 @@ public final class LedgerLine {
 
     /** How many lines {@code value} says were left out; 0 when it is a line, or not a count. */
     public static int omittedIn(String value) {
-        if (value == null || !value.startsWith(OMITTED)) {
+        if (value == null || !value.startsWith(OMITTED) || value.length() > MAX_VALUE_LENGTH) {
             return 0;
         }
         try {
@@ -132,7 +140,7 @@ public final class LedgerLine {
 
     /** The line a trailer value holds; empty when it is not one (a hop of another version, a mangled value). */
     public static Optional<LedgerLine> parse(String value) {
-        if (value == null) {
+        if (value == null || value.length() > MAX_VALUE_LENGTH) {
             return Optional.empty();
         }
         Map<String, String> fields = new HashMap<>();
@@ -146,7 +154,7 @@ public final class LedgerLine {
         }
         try {
             String hop = fields.get("hop");
-            if (hop == null || hop.isEmpty()) {
+            if (!usableHop(hop)) {
                 return Optional.empty();
             }
             return Optional.of(builder(hop)
@@ -158,9 +166,19 @@ public final class LedgerLine {
                     .granted(duration(fields.get("granted_ms")))
                     .slack(duration(fields.get("slack_ms")))
                     .build());
-        } catch (NumberFormatException e) {
+        } catch (IllegalArgumentException e) { // a number that is not one, a duration out of range
+            return Optional.empty();
+        } catch (ArithmeticException e) {
             return Optional.empty();
         }
+    }
+
+    private static boolean usableHop(String hop) {
+        return hop != null
+                && !hop.isEmpty()
+                && hop.length() <= MAX_HOP_LENGTH
+                && hop.indexOf(';') < 0
+                && hop.indexOf('=') < 0;
     }
 
     private Builder toBuilder() {
@@ -179,7 +197,14 @@ public final class LedgerLine {
     }
 
     private static Duration duration(String millis) {
-        return millis == null ? Duration.ZERO : Duration.ofNanos(Math.round(Double.parseDouble(millis) * 1e6));
+        if (millis == null) {
+            return Duration.ZERO;
+        }
+        double value = Double.parseDouble(millis);
+        if (!Double.isFinite(value) || Math.abs(value) > 1e12) {
+            throw new NumberFormatException("not a duration in milliseconds: " + millis);
+        }
+        return Duration.ofNanos(Math.round(value * 1e6));
     }
 
     @Override
@@ -210,8 +235,10 @@ public final class LedgerLine {
         private Duration slack = Duration.ZERO;
 
         private Builder(String hop) {
-            if (Objects.requireNonNull(hop, "hop").isEmpty() || hop.contains(";") || hop.contains("=")) {
-                throw new IllegalArgumentException("hop must be a name without ';' or '=', got '" + hop + "'");
+            if (!usableHop(Objects.requireNonNull(hop, "hop"))) {
+                throw new IllegalArgumentException("hop must be a name of 1-" + MAX_HOP_LENGTH
+                        + " characters without ';' or '=', got '"
+                        + (hop.length() > 40 ? hop.substring(0, 40) + "…" : hop) + "'");
             }
             this.hop = hop;
         }

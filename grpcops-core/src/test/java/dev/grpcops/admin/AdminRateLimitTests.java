@@ -215,8 +215,7 @@ class AdminRateLimitTests {
         }
         Status blocked = refused(null);
         assertThat(blocked.getCode()).as("what was wrong is no longer said").isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-        assertThat(blocked.getDescription())
-                .isEqualTo("too many refused admin calls from this address: try again in 10 s");
+        assertThat(blocked.getDescription()).isEqualTo("too many refused admin calls: try again in 10 s");
         assertThat(refused("wrong-token-6").getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         assertThat(drains).hasValue(0);
         assertThat(outcomes)
@@ -242,20 +241,94 @@ class AdminRateLimitTests {
                 .contains("(2 not checked: more than 5 refused within 10.0 s)");
     }
 
-    /** Admins and someone sending wrong tokens may share one proxy, and so one address. */
+    /**
+     * An address locked out learns nothing by guessing on: its token is not even compared, so the
+     * right one is refused too until the window has passed (then it passes, and forgives the count).
+     */
     @Test
-    void theRightTokenPassesEvenFromAnAddressThatIsRefusedForNow() throws Exception {
+    void aLockedOutAddressLearnsNothingEvenFromTheRightToken() throws Exception {
         start();
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < 5; i++) {
             refused("wrong-token-" + i);
         }
-        assertThat(refused("wrong-token-6").getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(refused(TOKEN).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(drains).hasValue(0);
 
+        clock.forward(Duration.ofSeconds(10));
         assertThat(drain(TOKEN).getStatus()).isEqualTo("NOT_SERVING");
         assertThat(drains).hasValue(1);
         assertThat(refused("wrong-token-7").getCode())
                 .as("the right token forgave the address's count")
                 .isEqualTo(Status.Code.PERMISSION_DENIED);
+    }
+
+    /**
+     * Guesses spread over many addresses are bounded too: past max-refused-overall within the
+     * window every address but the loopback is refused unchecked, while an operator on the
+     * loopback (a port-forward into the pod) is not locked out by others.
+     */
+    @Test
+    void guessesSpreadOverManyAddressesAreBoundedButNeverLockOutTheLoopback() {
+        RefusedAdminCalls overall =
+                new RefusedAdminCalls(LIMIT.toBuilder().maxRefusedOverall(8).build(), clock.nanoClock(), warnings::add);
+        for (int i = 1; i <= 8; i++) {
+            assertThat(overall.blocked("10.0.1." + i)).isZero();
+            overall.refuse("10.0.1." + i, DRAIN, WRONG);
+        }
+        assertThat(overall.blocked("10.0.2.1")).as("an address never refused").isEqualTo(Duration.ofSeconds(10));
+        assertThat(overall.blocked("127.0.0.1")).as("the loopback").isZero();
+        assertThat(overall.blocked("::1")).isZero();
+        assertThat(warnings).anyMatch(line -> line.contains("from all addresses"));
+        clock.forward(Duration.ofSeconds(10));
+        assertThat(overall.blocked("10.0.2.1")).isZero();
+    }
+
+    /** Admin calls let through run at most max-concurrent at once; one beyond ends RESOURCE_EXHAUSTED at once. */
+    @Test
+    void atMostMaxConcurrentAdminCallsRunAtOnce() throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        List<StreamObserver<DrainReply>> held = new CopyOnWriteArrayList<>();
+        server = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(ServerInterceptors.intercept(
+                        new WhoAmIGrpc.WhoAmIImplBase() {
+                            @Override
+                            public void drain(DrainRequest request, StreamObserver<DrainReply> responses) {
+                                held.add(responses);
+                            }
+                        },
+                        new AdminAuthorizationInterceptor(
+                                List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())),
+                                TOKEN,
+                                AdminListener.NONE,
+                                new RefusedAdminCalls(
+                                        LIMIT.toBuilder().maxConcurrent(2).build(), clock.nanoClock(), warnings::add),
+                                "the admin token")))
+                .build()
+                .start();
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        WhoAmIGrpc.WhoAmIFutureStub stub = WhoAmIGrpc.newFutureStub(channel)
+                .withInterceptors(AdminCredentials.bearer(TOKEN))
+                .withDeadlineAfter(5, TimeUnit.SECONDS);
+        var first = stub.drain(DrainRequest.getDefaultInstance());
+        var second = stub.drain(DrainRequest.getDefaultInstance());
+        assertThat(held).hasSize(2);
+        var third = stub.drain(DrainRequest.getDefaultInstance());
+        assertThat(Status.fromThrowable(catchThrowableOfType(java.util.concurrent.ExecutionException.class, third::get))
+                        .getCode())
+                .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+
+        held.get(0).onNext(DrainReply.getDefaultInstance());
+        held.get(0).onCompleted();
+        first.get(5, TimeUnit.SECONDS);
+        second.cancel(true);
+        var fourth = stub.drain(DrainRequest.getDefaultInstance());
+        var fifth = stub.drain(DrainRequest.getDefaultInstance());
+        assertThat(held)
+                .as("two let through again: the ended and the cancelled call freed theirs")
+                .hasSize(4);
+        fourth.cancel(true);
+        fifth.cancel(true);
     }
 
     private Status refused(String token) {

@@ -229,4 +229,127 @@ class BudgetLedgerTests {
         assertThat(LedgerLine.parse("no fields")).isEmpty();
         assertThat(LedgerLine.parse(null)).isEmpty();
     }
+
+    /** What a peer sends is read, never thrown on: a value that is not a line is left out. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {
+                "hop=a=b;received_ms=1",
+                "hop=;received_ms=1",
+                "hop=x;depth=99999999999",
+                "hop=x;received_ms=1e300",
+                "hop=x;received_ms=NaN",
+                "hop=x;slack_ms=-Infinity",
+                "=;=;=",
+                "omitted=99999999999",
+            })
+    void nothingAPeerSendsMakesReadingALineThrow(String value) {
+        assertThat(LedgerLine.parse(value)).isEmpty();
+        assertThat(LedgerLine.omittedIn(value)).isZero();
+    }
+
+    @Test
+    void aValueOrAHopTooLongIsNoLine() {
+        String longHop = "h".repeat(LedgerLine.MAX_HOP_LENGTH + 1);
+        assertThat(LedgerLine.parse("hop=" + longHop + ";received_ms=1")).isEmpty();
+        assertThat(LedgerLine.parse("hop=x;received_ms=1;pad=" + "p".repeat(600)))
+                .isEmpty();
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> LedgerLine.builder(longHop)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1-" + LedgerLine.MAX_HOP_LENGTH);
+    }
+
+    /**
+     * A downstream hop returns lines that are not lines (a hop name with '=', an oversized value):
+     * they are left out, and the call upstream ends as it would have, its ledger with its own line.
+     */
+    @Test
+    void linesADownstreamHopMangledAreLeftOutAndTheCallStillEnds() throws Exception {
+        String stockName = InProcessServerBuilder.generateName();
+        serve(
+                stockName,
+                io.grpc.ServerInterceptors.intercept(
+                        new StockGrpc.StockImplBase() {
+                            @Override
+                            public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                                reply.onNext(CheckReply.newBuilder().setQty(3).build());
+                                reply.onCompleted();
+                            }
+                        },
+                        new io.grpc.ServerInterceptor() {
+                            @Override
+                            public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(
+                                    io.grpc.ServerCall<Q, R> call,
+                                    Metadata headers,
+                                    io.grpc.ServerCallHandler<Q, R> next) {
+                                return next.startCall(
+                                        new io.grpc.ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+                                            @Override
+                                            public void close(io.grpc.Status status, Metadata trailers) {
+                                                trailers.put(LedgerLine.KEY, "hop=a=b;received_ms=1");
+                                                trailers.put(LedgerLine.KEY, "hop=" + "x".repeat(300));
+                                                trailers.put(LedgerLine.KEY, "omitted=NaN");
+                                                super.close(status, trailers);
+                                            }
+                                        },
+                                        headers);
+                            }
+                        }));
+        BudgetInterceptors budget = budget();
+        ManagedChannel stock = InProcessChannelBuilder.forName(stockName)
+                .directExecutor()
+                .intercept(budget.client())
+                .build();
+        closeables.add(() -> stock.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        String frontName = InProcessServerBuilder.generateName();
+        serve(
+                frontName,
+                io.grpc.ServerInterceptors.intercept(
+                        new StockGrpc.StockImplBase() {
+                            @Override
+                            public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
+                                reply.onNext(StockGrpc.newBlockingStub(stock).check(request));
+                                reply.onCompleted();
+                            }
+                        },
+                        budget.server()));
+        AtomicReference<Metadata> trailers = new AtomicReference<>();
+        Metadata asking = new Metadata();
+        asking.put(LedgerLine.KEY, TOKEN);
+        CheckReply reply = StockGrpc.newBlockingStub(channel(frontName))
+                .withInterceptors(
+                        MetadataUtils.newAttachHeadersInterceptor(asking),
+                        MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers))
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .check(CheckRequest.getDefaultInstance());
+
+        assertThat(reply.getQty()).isEqualTo(3);
+        assertThat(ledger(trailers.get())).extracting(LedgerLine::hop).containsExactly("chain.v1.Stock");
+    }
+
+    /**
+     * Wrong ledger tokens are limited per caller address, as refused admin calls are: past five in
+     * ten seconds the address is not even compared, so it learns nothing from the trailers, the
+     * right token included. Its calls are served all the same.
+     */
+    @Test
+    void anAddressThatGuessedTooOftenGetsNoLedgerAndLearnsNothing() throws Exception {
+        InProcessChain chain = chain(1);
+        for (int i = 0; i < 5; i++) {
+            assertThat(ledger(quote(chain, "a-wrong-token-01234567" + i))).isEmpty();
+        }
+        assertThat(ledger(quote(chain, TOKEN)))
+                .as("the right token, from an address locked out")
+                .isEmpty();
+        assertThat(chain.stockCalls()).as("every call served").isEqualTo(6);
+    }
+
+    @Test
+    void aLedgerTokenThatIsNoSecretIsRefused() {
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> BudgetInterceptors.builder(BudgetRules.DEFAULTS)
+                        .ledgerToken("changeme")
+                        .build()))
+                .isInstanceOf(dev.grpcops.admin.AdminTokens.UnusableAdminTokenException.class)
+                .hasMessageContaining("the ledger token");
+    }
 }

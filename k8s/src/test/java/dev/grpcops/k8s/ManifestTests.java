@@ -154,8 +154,14 @@ class ManifestTests {
                         .replace('.', '_')
                         .toUpperCase()
                 + "_TOKEN";
+        String ledgerToken = dev.grpcops.autoconfigure.deadline.BudgetProperties.class
+                        .getAnnotation(ConfigurationProperties.class)
+                        .value()
+                        .replace('.', '_')
+                        .toUpperCase()
+                + "_LEDGER_TOKEN";
         for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
-            Set<String> read = new HashSet<>(Set.of(MaxConnectionAgeEnvironment.VARIABLE, adminToken));
+            Set<String> read = new HashSet<>(Set.of(MaxConnectionAgeEnvironment.VARIABLE, adminToken, ledgerToken));
             if (!app(deployment).equals("client")) {
                 read.addAll(ServiceModule.of(app(deployment)).placeholderVariables());
             }
@@ -187,7 +193,28 @@ class ManifestTests {
         }
     }
 
-    /** No overlay ships a token: whoami and the client read the Secret the operator creates. */
+    /** The ledger's own token reaches the chain and the client, optionally: the ledger is off without it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"overlays/lab", "overlays/prod"})
+    void theLedgerTokenReachesTheChainAndTheClientOptionally(String dir) {
+        for (Deployment deployment : of(Manifests.render(dir), Deployment.class)) {
+            var ledger = container(deployment).getEnv().stream()
+                    .filter(env -> env.getName().equals("GRPCOPS_BUDGET_LEDGER_TOKEN"))
+                    .toList();
+            if (Set.of("stock", "pricing", "edge", "client").contains(app(deployment))) {
+                assertThat(ledger)
+                        .as(app(deployment))
+                        .singleElement()
+                        .satisfies(env -> assertThat(
+                                        env.getValueFrom().getSecretKeyRef().getOptional())
+                                .isTrue());
+            } else {
+                assertThat(ledger).as(app(deployment)).isEmpty();
+            }
+        }
+    }
+
+    /** No overlay ships a token: the pods read the Secrets the operator creates. */
     @ParameterizedTest
     @ValueSource(strings = {"base", "overlays/lab", "overlays/prod"})
     void adminTokenComesFromAnExternallyCreatedSecret(String dir) {
@@ -201,7 +228,10 @@ class ManifestTests {
                                 .as(app(deployment) + " " + env.getName())
                                 .isNull();
                         assertThat(env.getValueFrom().getSecretKeyRef().getName())
-                                .isEqualTo("grpcops-admin");
+                                .isEqualTo(
+                                        env.getName().equals("GRPCOPS_BUDGET_LEDGER_TOKEN")
+                                                ? "grpcops-ledger"
+                                                : "grpcops-admin");
                         assertThat(env.getValueFrom().getSecretKeyRef().getKey())
                                 .isEqualTo(env.getName());
                     });

@@ -76,9 +76,10 @@ public final class PlainGreeterServer {
                         .token(adminToken))
                 .warmUp()
                 .tracing(GrpcTracing.builder(openTelemetry).build())
-                // A caller with the admin token gets where the budget went: grpcops call ... --ledger.
+                // A caller with the ledger token (a secret of its own) gets where the budget went:
+                // grpcops call ... --ledger.
                 .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS)
-                        .ledgerToken(adminToken)
+                        .ledgerToken(System.getenv("GRPCOPS_BUDGET_LEDGER_TOKEN"))
                         .build())
                 // Seats that follow measured latency, between AdaptiveLimit's bounds.
                 .admission(AdmissionInterceptors.server(Admission.builder(AdmissionConfig.builder()

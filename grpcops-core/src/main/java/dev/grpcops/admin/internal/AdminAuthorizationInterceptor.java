@@ -14,6 +14,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -25,10 +26,11 @@ import org.slf4j.LoggerFactory;
  * matching the configured token, compared in constant time; the scheme is read in any case and
  * whitespace around it is ignored (RFC 7235). Missing credentials end the call with
  * {@code UNAUTHENTICATED}, a wrong token (or none configured) with {@code PERMISSION_DENIED}; the
- * service method never runs. Once an address's admin calls were refused too often, its refused
- * calls end with {@code RESOURCE_EXHAUSTED} for a while, without saying why ({@link AdminRateLimit},
- * kept by {@link RefusedAdminCalls}); a call with the right token still passes, so admins behind a
- * proxy that also forwards someone's wrong tokens are not locked out.
+ * service method never runs. Once an address's admin calls were refused too often (or those of
+ * every address but the loopback), its admin calls end with {@code RESOURCE_EXHAUSTED} for a while,
+ * their token not looked at ({@link AdminRateLimit}, kept by {@link RefusedAdminCalls}). At most
+ * {@link AdminRateLimit#maxConcurrent()} admin calls let through run at once; beyond, one ends
+ * {@code RESOURCE_EXHAUSTED} at once.
  *
  * <p>Calls let through are logged one by one with the caller's address and result (INFO when OK);
  * refused calls are logged in aggregate, at most one WARN line per address per interval with
@@ -44,6 +46,8 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
 
     private final AdminListener listener;
     private final RefusedAdminCalls refusals;
+    /** Admin calls let through and not ended yet. */
+    private final java.util.concurrent.Semaphore running;
     /** Where the token is set, named in the refusal when there is none. */
     private final String tokenSource;
 
@@ -76,6 +80,7 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
         this.listener = listener;
         this.refusals = refusals;
         this.tokenSource = tokenSource;
+        this.running = new java.util.concurrent.Semaphore(refusals.limit().maxConcurrent());
     }
 
     @Override
@@ -86,16 +91,30 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
             return next.startCall(call, headers);
         }
         String peer = PeerAddresses.ip(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
-        // The token is always checked (in constant time): the right one passes even from an address
-        // that is refused for now, since admins and a flood of wrong tokens may share one proxy.
+        // An address refused too often learns nothing more: its token is not even compared.
+        Duration blocked = refusals.blocked(peer);
+        if (!blocked.isZero()) {
+            return end(call, method, refusals.refuseUnchecked(peer, method, blocked));
+        }
         Status refusal = refusal(headers.get(AdminCredentials.AUTHORIZATION));
         if (refusal != null) {
-            Status answer = refusals.refuse(peer, method, refusal);
-            listener.completed(method, answer.getCode());
-            call.close(answer, new Metadata());
-            return new ServerCall.Listener<>() {};
+            return end(call, method, refusals.refuse(peer, method, refusal));
         }
         refusals.succeeded(peer);
+        if (!running.tryAcquire()) {
+            return end(
+                    call,
+                    method,
+                    Status.RESOURCE_EXHAUSTED.withDescription(
+                            "admin: " + refusals.limit().maxConcurrent()
+                                    + " admin calls already running; try again when one has ended"));
+        }
+        java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable release = () -> {
+            if (ended.compareAndSet(false, true)) {
+                running.release();
+            }
+        };
         ServerCall<ReqT, RespT> logged = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
@@ -103,7 +122,38 @@ public final class AdminAuthorizationInterceptor implements ServerInterceptor {
                 super.close(status, trailers);
             }
         };
-        return next.startCall(logged, headers);
+        ServerCall.Listener<ReqT> handler;
+        try {
+            handler = next.startCall(logged, headers);
+        } catch (RuntimeException | Error e) {
+            release.run();
+            throw e;
+        }
+        return new io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener<>(handler) {
+            @Override
+            public void onComplete() {
+                try {
+                    super.onComplete();
+                } finally {
+                    release.run();
+                }
+            }
+
+            @Override
+            public void onCancel() {
+                try {
+                    super.onCancel();
+                } finally {
+                    release.run();
+                }
+            }
+        };
+    }
+
+    private <ReqT> ServerCall.Listener<ReqT> end(ServerCall<ReqT, ?> call, String method, Status answer) {
+        listener.completed(method, answer.getCode());
+        call.close(answer, new Metadata());
+        return new ServerCall.Listener<>() {};
     }
 
     private Status refusal(String authorization) {

@@ -29,6 +29,9 @@ public final class RefusedAdminCalls {
     private static final Logger log = LoggerFactory.getLogger(AdminAuthorizationInterceptor.class);
 
     private final AdminRateLimit limit;
+    /** What is refused, as the log lines name it: {@code admin}, {@code ledger}. */
+    private final String subject;
+
     private final LongSupplier nanoTime;
     private final Consumer<String> warnings;
     private final long windowNanos;
@@ -43,6 +46,13 @@ public final class RefusedAdminCalls {
     @GuardedBy("this")
     private long nextSweep;
 
+    /** Refused calls counted from all addresses but the loopback, in the window begun at {@link #overallWindowStart}. */
+    @GuardedBy("this")
+    private int overallFailures;
+
+    @GuardedBy("this")
+    private long overallWindowStart;
+
     /** With {@link System#nanoTime()}, logging to the admin authorization's logger. */
     public RefusedAdminCalls(AdminRateLimit limit) {
         this(limit, System::nanoTime, log::warn);
@@ -53,7 +63,15 @@ public final class RefusedAdminCalls {
      * @param warnings where the aggregated WARN lines go
      */
     public RefusedAdminCalls(AdminRateLimit limit, LongSupplier nanoTime, Consumer<String> warnings) {
+        this(limit, nanoTime, warnings, "admin");
+    }
+
+    /**
+     * @param subject what is refused, as the log lines name it ({@code admin} for admin calls)
+     */
+    public RefusedAdminCalls(AdminRateLimit limit, LongSupplier nanoTime, Consumer<String> warnings, String subject) {
         this.limit = limit;
+        this.subject = subject;
         this.nanoTime = nanoTime;
         this.warnings = warnings;
         this.windowNanos = limit.window().toNanos();
@@ -79,22 +97,47 @@ public final class RefusedAdminCalls {
     }
 
     /**
-     * How long admin calls from {@code peer} are still refused unchecked; {@link Duration#ZERO}
-     * if its next call is checked.
+     * How long admin calls from {@code peer} are still refused unchecked (it, or every address but
+     * the loopback, refused too often); {@link Duration#ZERO} if its next call is checked.
      */
     public Duration blocked(String peer) {
         List<String> lines = new ArrayList<>();
-        Duration blocked = Duration.ZERO;
+        Duration blocked;
         synchronized (this) {
             long now = nanoTime.getAsLong();
-            Peer p = peers.get(peer);
-            if (p != null && p.failures >= limit.maxFailures() && now - p.windowStart < windowNanos) {
-                blocked = Duration.ofNanos(windowNanos - (now - p.windowStart));
-            }
+            blocked = blockedFor(peer, now);
             sweep(now, lines);
         }
         lines.forEach(warnings);
         return blocked;
+    }
+
+    @GuardedBy("this")
+    private Duration blockedFor(String peer, long now) {
+        long remaining = 0;
+        Peer p = peers.get(peer);
+        if (p != null && p.failures >= limit.maxFailures() && now - p.windowStart < windowNanos) {
+            remaining = windowNanos - (now - p.windowStart);
+        }
+        if (!loopback(peer) && overallFailures >= limit.maxRefusedOverall() && now - overallWindowStart < windowNanos) {
+            remaining = Math.max(remaining, windowNanos - (now - overallWindowStart));
+        }
+        return Duration.ofNanos(remaining);
+    }
+
+    /**
+     * An admin call from {@code peer} while it is {@link #blocked}: refused without its credentials
+     * looked at, counted in the log only; returns what it ends with.
+     */
+    public Status refuseUnchecked(String peer, String method, Duration blocked) {
+        Status answer = tooMany(blocked);
+        refused(peer, method, answer, false);
+        return answer;
+    }
+
+    /** The loopback: an operator inside the pod, whom others' refused calls never lock out. */
+    static boolean loopback(String peer) {
+        return peer.startsWith("127.") || peer.equals("::1") || peer.equals("0:0:0:0:0:0:0:1");
     }
 
     /**
@@ -107,10 +150,10 @@ public final class RefusedAdminCalls {
         Status answer = refusal;
         synchronized (this) {
             long now = nanoTime.getAsLong();
-            Peer p = peers.get(peer);
-            boolean over = p != null && p.failures >= limit.maxFailures() && now - p.windowStart < windowNanos;
+            Duration blocked = blockedFor(peer, now);
+            boolean over = !blocked.isZero();
             if (over) {
-                answer = tooMany(Duration.ofNanos(windowNanos - (now - p.windowStart)));
+                answer = tooMany(blocked);
             }
             sweep(now, lines); // what is due first, as when the address's standing is looked up
             count(peer, method, answer, !over, now, lines);
@@ -119,11 +162,11 @@ public final class RefusedAdminCalls {
         return answer;
     }
 
-    /** What a call refused unchecked (the address over the limit) ends with. */
+    /** What a call refused unchecked (the address, or all of them, over the limit) ends with. */
     static Status tooMany(Duration blocked) {
         long seconds = Math.max(1, (blocked.toMillis() + 999) / 1000);
         return Status.RESOURCE_EXHAUSTED.withDescription(
-                "too many refused admin calls from this address: try again in " + seconds + " s");
+                "too many refused admin calls: try again in " + seconds + " s");
     }
 
     /**
@@ -152,6 +195,17 @@ public final class RefusedAdminCalls {
                     p.failures = 0;
                 }
                 p.failures++;
+                if (!loopback(peer)) {
+                    if (overallFailures == 0 || now - overallWindowStart >= windowNanos) {
+                        overallWindowStart = now;
+                        overallFailures = 0;
+                    }
+                    if (++overallFailures == limit.maxRefusedOverall()) {
+                        lines.add(subject + ": " + overallFailures + " refused calls within "
+                                + seconds(windowNanos) + " s from all addresses: those from every address but"
+                                + " the loopback are refused unchecked for the rest of the window");
+                    }
+                }
             } else {
                 p.unloggedUnchecked++;
             }
@@ -211,7 +265,8 @@ public final class RefusedAdminCalls {
 
     /** The WARN line of {@code p}'s unlogged refused calls; marks them logged. */
     private String line(String peer, Peer p, long now) {
-        StringBuilder line = new StringBuilder("admin: ")
+        StringBuilder line = new StringBuilder(subject)
+                .append(": ")
                 .append(p.unlogged)
                 .append(" refused call")
                 .append(p.unlogged == 1 ? "" : "s")

@@ -82,7 +82,11 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
                     new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
                         @Override
                         public void onClose(Status status, Metadata trailers) {
-                            ledger.returned(trailers.getAll(LedgerLine.KEY));
+                            try {
+                                ledger.returned(trailers.getAll(LedgerLine.KEY));
+                            } catch (RuntimeException e) {
+                                // The ledger is for reading; it never changes how a call ends.
+                            }
                             super.onClose(status, trailers);
                         }
                     },

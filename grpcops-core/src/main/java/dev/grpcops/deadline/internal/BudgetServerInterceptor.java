@@ -1,5 +1,7 @@
 package dev.grpcops.deadline.internal;
 
+import dev.grpcops.admin.AdminRateLimit;
+import dev.grpcops.admin.internal.RefusedAdminCalls;
 import dev.grpcops.deadline.Budget;
 import dev.grpcops.deadline.BudgetListener;
 import dev.grpcops.deadline.BudgetRules;
@@ -7,16 +9,19 @@ import dev.grpcops.deadline.LedgerLine;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.ContextualizedListener;
 import dev.grpcops.internal.Headers;
+import dev.grpcops.internal.PeerAddresses;
 import dev.grpcops.internal.SecretToken;
 import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.util.Set;
+import org.slf4j.LoggerFactory;
 
 /**
  * Gives every served call its budget: the caller's deadline, or the default when it sent none.
@@ -35,13 +40,16 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
     /** The token a caller presents to get the ledger back; null: nobody gets it. */
     private final SecretToken ledgerToken;
 
+    /** Wrong ledger tokens per caller address: an address that guessed too often is not even compared. */
+    private final RefusedAdminCalls refusedAsks;
+
     /**
      * @param rules the budget rules
      * @param listener told of every arrival and every answer
      * @param excludedServices services whose calls get no budget, e.g. long-lived health
      *     {@code Watch} streams, which would otherwise count as calls without a deadline
      * @param ledgerToken the value of {@link LedgerLine#HEADER} that gets a caller the ledger in the
-     *     trailers; null or blank: the ledger is never sent
+     *     trailers (its own secret, not the admin token); null or blank: the ledger is never sent
      */
     public BudgetServerInterceptor(
             BudgetRules rules, BudgetListener listener, Set<String> excludedServices, String ledgerToken) {
@@ -49,6 +57,11 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         this.listener = listener;
         this.excludedServices = Set.copyOf(excludedServices);
         this.ledgerToken = SecretToken.of(ledgerToken);
+        this.refusedAsks = new RefusedAdminCalls(
+                AdminRateLimit.DEFAULTS,
+                System::nanoTime,
+                LoggerFactory.getLogger(BudgetServerInterceptor.class)::warn,
+                "ledger");
     }
 
     @Override
@@ -63,7 +76,7 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         if (counted) {
             listener.arrived(call.getMethodDescriptor().getFullMethodName(), budget);
         }
-        CallLedger ledger = new CallLedger(call.getMethodDescriptor().getServiceName(), budget, ask(headers));
+        CallLedger ledger = new CallLedger(call.getMethodDescriptor().getServiceName(), budget, ask(headers, call));
         Context context = ledger.attachTo(budget.attachTo(Context.current()));
         ServerCall.Listener<ReqT> handler;
         Context previous = context.attach();
@@ -81,14 +94,36 @@ public final class BudgetServerInterceptor implements ServerInterceptor {
         return new ContextualizedListener<>(context, handler);
     }
 
-    /** The caller's ask when it presented the ledger token, else null. */
-    private String ask(Metadata headers) {
+    /**
+     * The caller's ask when it presented the ledger token, else null. A wrong token is counted
+     * against the caller's address as a refused admin call is: one that sent too many gets no
+     * comparison, and so learns nothing from the answer's trailers. The call itself goes on either
+     * way, without the ledger.
+     */
+    private String ask(Metadata headers, ServerCall<?, ?> call) {
         if (ledgerToken == null) {
             return null;
         }
         String value = headers.get(LedgerLine.KEY);
-        return ledgerToken.matches(value) ? value : null;
+        if (value == null) {
+            return null;
+        }
+        String peer = PeerAddresses.ip(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+        String method = call.getMethodDescriptor().getFullMethodName();
+        java.time.Duration blocked = refusedAsks.blocked(peer);
+        if (!blocked.isZero()) {
+            refusedAsks.refuseUnchecked(peer, method, blocked);
+            return null;
+        }
+        if (ledgerToken.matches(value)) {
+            refusedAsks.succeeded(peer);
+            return value;
+        }
+        refusedAsks.refuse(peer, method, WRONG_LEDGER_TOKEN);
+        return null;
     }
+
+    private static final Status WRONG_LEDGER_TOKEN = Status.PERMISSION_DENIED.withDescription("ledger token rejected");
 
     /** Writes the hop's ledger line when the call is answered. */
     private final class Answering<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {

@@ -86,7 +86,10 @@ public final class CallLedger {
         return ask;
     }
 
-    /** A downstream call returned {@code lines}: they go back to the asker behind this hop's own. */
+    /**
+     * A downstream call returned {@code lines}: they go back to the asker behind this hop's own.
+     * What is not a line is left out; nothing a peer sent makes this throw.
+     */
     synchronized void returned(Iterable<String> lines) {
         if (lines == null) {
             return;

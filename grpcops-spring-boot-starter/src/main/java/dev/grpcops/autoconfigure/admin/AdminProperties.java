@@ -61,6 +61,8 @@ public class AdminProperties {
                 .maxFailures(rateLimit.maxFailures)
                 .window(rateLimit.window)
                 .maxPeers(rateLimit.maxPeers)
+                .maxRefusedOverall(rateLimit.maxRefusedOverall)
+                .maxConcurrent(rateLimit.maxConcurrent)
                 .logInterval(refusalLogInterval)
                 .build();
     }
@@ -75,7 +77,9 @@ public class AdminProperties {
     /**
      * After {@code max-failures} refused admin calls (no or wrong credentials) from one address
      * within {@code window}, counted from the first of them, every admin call from that address
-     * ends with RESOURCE_EXHAUSTED, its token not looked at, until the window has passed.
+     * ends with RESOURCE_EXHAUSTED, its token not looked at, until the window has passed; after
+     * {@code max-refused-overall} from all addresses but the loopback, every address but the
+     * loopback. At most {@code max-concurrent} admin calls run at once.
      */
     public static class RateLimit {
 
@@ -87,6 +91,39 @@ public class AdminProperties {
 
         /** How many caller addresses are tracked at most (a few hundred bytes each); beyond, the least recently seen is forgotten. */
         private int maxPeers = AdminRateLimit.DEFAULTS.maxPeers();
+
+        /**
+         * Refused admin calls within the window from all addresses but the loopback after which
+         * every address but the loopback is refused unchecked until the window has passed.
+         */
+        private int maxRefusedOverall = AdminRateLimit.DEFAULTS.maxRefusedOverall();
+
+        /** Admin calls let through that may run at once; beyond, one ends RESOURCE_EXHAUSTED at once. */
+        private int maxConcurrent = AdminRateLimit.DEFAULTS.maxConcurrent();
+
+        public int getMaxRefusedOverall() {
+            return maxRefusedOverall;
+        }
+
+        public void setMaxRefusedOverall(int maxRefusedOverall) {
+            if (maxRefusedOverall < 1) {
+                throw new IllegalArgumentException(
+                        "grpcops.admin.rate-limit.max-refused-overall must be at least 1, got " + maxRefusedOverall);
+            }
+            this.maxRefusedOverall = maxRefusedOverall;
+        }
+
+        public int getMaxConcurrent() {
+            return maxConcurrent;
+        }
+
+        public void setMaxConcurrent(int maxConcurrent) {
+            if (maxConcurrent < 1) {
+                throw new IllegalArgumentException(
+                        "grpcops.admin.rate-limit.max-concurrent must be at least 1, got " + maxConcurrent);
+            }
+            this.maxConcurrent = maxConcurrent;
+        }
 
         public int getMaxFailures() {
             return maxFailures;

@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.deadline;
 
+import dev.grpcops.admin.AdminTokens;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
 import dev.grpcops.deadline.BudgetInterceptors;
 import dev.grpcops.deadline.BudgetListener;
@@ -60,12 +61,18 @@ public class BudgetAutoConfiguration {
     @ConditionalOnMissingBean
     BudgetInterceptors budgetInterceptors(
             BudgetRules rules, BudgetListener listener, BudgetProperties properties, Environment environment) {
+        String ledgerToken =
+                AdminTokens.requireUsable(properties.getLedger().getToken(), BudgetProperties.LEDGER_TOKEN_SOURCE);
+        String adminToken = environment.getProperty("grpcops.admin.token");
+        if (ledgerToken != null && adminToken != null && ledgerToken.equals(adminToken.strip())) {
+            // It is passed on to every hop downstream: reading a ledger must not let anyone drain a pod.
+            throw new IllegalArgumentException(BudgetProperties.LEDGER_TOKEN_SOURCE
+                    + " is the admin token: give the ledger a secret of its own (openssl rand -hex 32)");
+        }
         return BudgetInterceptors.builder(rules)
                 .listener(listener)
                 .excludedServices(new HashSet<>(properties.getExcludedServices()))
-                // The ledger goes back to callers who hold the admin token (grpcops call --ledger); the
-                // admin feature checks the token itself and refuses the start on an unusable one.
-                .ledgerToken(environment.getProperty("grpcops.admin.token"))
+                .ledgerToken(ledgerToken)
                 .build();
     }
 

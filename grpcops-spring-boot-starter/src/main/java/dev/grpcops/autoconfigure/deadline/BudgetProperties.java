@@ -30,6 +30,36 @@ public class BudgetProperties {
     /** Services whose calls get no budget: long-lived streams such as health Watch and reflection. */
     private List<String> excludedServices = new ArrayList<>(InfrastructureServices.NAMES);
 
+    /** Who may read a call's budget ledger ({@code grpcops call --ledger}). */
+    private final Ledger ledger = new Ledger();
+
+    /** Where the ledger token comes from, as every refusal names it. */
+    static final String LEDGER_TOKEN_SOURCE = "grpcops.budget.ledger.token (env GRPCOPS_BUDGET_LEDGER_TOKEN)";
+
+    public Ledger getLedger() {
+        return ledger;
+    }
+
+    /** The budget ledger a caller gets back in the trailers when it asks with the ledger token. */
+    public static class Ledger {
+
+        /**
+         * The secret a caller sends as metadata "x-grpcops-ledger: <token>" to get every hop's
+         * ledger line back (env GRPCOPS_BUDGET_LEDGER_TOKEN), e.g. the output of "openssl rand -hex
+         * 32"; it is passed on to the hops downstream. Never the admin token. Unset: no ledger is
+         * sent. A known placeholder or fewer than 16 characters: the service refuses to start.
+         */
+        private String token;
+
+        public String getToken() {
+            return token;
+        }
+
+        public void setToken(String token) {
+            this.token = token;
+        }
+    }
+
     /** The core's rules; a rule out of range is refused naming its property. */
     BudgetRules toRules() {
         try {

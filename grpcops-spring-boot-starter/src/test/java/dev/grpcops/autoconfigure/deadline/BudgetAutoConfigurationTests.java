@@ -63,6 +63,27 @@ class BudgetAutoConfigurationTests {
                         assertThat(context).getFailure().rootCause().hasMessageContaining("grpcops.budget.reserve"));
     }
 
+    /** The ledger token travels downstream: it may never be the admin token, nor a placeholder. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({
+        "a-ledger-token-0123456789, a-ledger-token-0123456789, is the admin token",
+        "changeme, , grpcops.budget.ledger.token (env GRPCOPS_BUDGET_LEDGER_TOKEN) is a known placeholder",
+    })
+    void aLedgerTokenThatIsTheAdminTokenOrNoSecretStopsTheStart(String ledger, String admin, String message) {
+        runner.withPropertyValues(
+                        "grpcops.budget.ledger.token=" + ledger, "grpcops.admin.token=" + (admin == null ? "" : admin))
+                .run(context ->
+                        assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining(message));
+    }
+
+    @Test
+    void aLedgerTokenOfItsOwnIsTaken() {
+        runner.withPropertyValues(
+                        "grpcops.budget.ledger.token=a-ledger-token-0123456789",
+                        "grpcops.admin.token=an-admin-token-0123456789")
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(BudgetInterceptors.class));
+    }
+
     @Test
     void backsOffWhenTheApplicationDefinesItsOwnRules() {
         runner.withUserConfiguration(OwnRules.class)
