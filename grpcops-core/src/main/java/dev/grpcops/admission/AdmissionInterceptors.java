@@ -48,6 +48,7 @@ public final class AdmissionInterceptors {
         private Duration needed = Duration.ZERO;
         private Duration downstreamSetAside = Duration.ZERO;
         private final java.util.Map<String, CallWidth<?>> widths = new java.util.HashMap<>();
+        private java.util.concurrent.Executor executor;
 
         private ServerBuilder(Admission admission) {
             this.admission = Objects.requireNonNull(admission, "admission");
@@ -103,6 +104,17 @@ public final class AdmissionInterceptors {
             return this;
         }
 
+        /**
+         * The executor the server runs handlers on (the one given to {@code ServerBuilder.executor}):
+         * a call that waited for its seat starts on it, not on the thread that freed the seat
+         * (another call's, or a client's event loop). None (the default, and right for a server on
+         * grpc-java's direct executor, whose handlers never block): it starts on that thread.
+         */
+        public ServerBuilder executor(java.util.concurrent.Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
         public ServerInterceptor build() {
             return new AdmissionServerInterceptor(
                     admission,
@@ -114,7 +126,8 @@ public final class AdmissionInterceptors {
                     needed,
                     downstreamSetAside,
                     java.util.Map.copyOf(widths),
-                    admission.nanoClock());
+                    admission.nanoClock(),
+                    executor);
         }
     }
 }

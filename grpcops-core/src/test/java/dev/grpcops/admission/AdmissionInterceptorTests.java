@@ -52,12 +52,15 @@ class AdmissionInterceptorTests {
         final BlockingQueue<StreamObserver<CheckReply>> held = new LinkedBlockingQueue<>();
         final List<String> served = new CopyOnWriteArrayList<>();
         final List<Long> deadlinesMillis = new CopyOnWriteArrayList<>();
+        /** The thread each handler ran on. */
+        final List<String> threads = new CopyOnWriteArrayList<>();
 
         @Override
         public void check(CheckRequest request, StreamObserver<CheckReply> reply) {
             if (request.getSku().equals("boom")) {
                 throw new IllegalStateException("a handler bug");
             }
+            threads.add(Thread.currentThread().getName());
             served.add(Caller.current()
                     .map(c -> c.id() + "/" + c.criticality().value())
                     .orElse("none"));
@@ -83,6 +86,9 @@ class AdmissionInterceptorTests {
     private ManagedChannel channel;
     /** Admission's clock and timer when a test sets it before {@code start}; the system's otherwise. */
     private dev.grpcops.testing.FakeClock time;
+
+    /** The server's executor when a test sets it before {@code start}: queued calls start on it. */
+    private java.util.concurrent.ExecutorService executor;
 
     /** Throws from startCall, as an interceptor inside admission or a service that fails to load might. */
     private static final ServerInterceptor FAILS_TO_START = new ServerInterceptor() {
@@ -124,10 +130,13 @@ class AdmissionInterceptorTests {
             levels.put(criticality, level.name());
         }
         CallerPolicy policy = CallerPolicy.builder().criticalityLevels(levels).build();
-        ServerInterceptor interceptor = AdmissionInterceptors.server(admission)
-                .policy(policy)
-                .exemptServices(Set.of(HealthGrpc.SERVICE_NAME))
-                .build();
+        AdmissionInterceptors.ServerBuilder admit =
+                AdmissionInterceptors.server(admission).policy(policy).exemptServices(Set.of(HealthGrpc.SERVICE_NAME));
+        if (executor != null) {
+            admit.executor(executor);
+            closeables.add(executor::shutdownNow);
+        }
+        ServerInterceptor interceptor = admit.build();
         String name = InProcessServerBuilder.generateName();
         Server server = InProcessServerBuilder.forName(name)
                 .directExecutor()
@@ -187,6 +196,39 @@ class AdmissionInterceptorTests {
         stock.answerOne();
         second.get(5, TimeUnit.SECONDS);
         assertThat(admission.level("default").executingSeats()).isZero();
+    }
+
+    /**
+     * A call that waited for its seat starts on the server's executor, not on the thread that freed
+     * the seat (here the test's own, answering the first call; in a service, another call's thread
+     * or a client's event loop). Without an executor (a direct-executor server) it starts there.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void aQueuedCallStartsOnTheServersExecutor(boolean withExecutor) throws Exception {
+        if (withExecutor) {
+            executor =
+                    java.util.concurrent.Executors.newSingleThreadExecutor(task -> new Thread(task, "server-executor"));
+        }
+        start(1, PriorityLevelConfig.of("default", 1));
+        var first = as("alpha", "default").check(CheckRequest.getDefaultInstance());
+        var second = as("beta", "default").check(CheckRequest.getDefaultInstance());
+        await("the second call to queue", () -> admission.level("default").inQueue() == 1);
+
+        stock.answerOne();
+        first.get(5, TimeUnit.SECONDS);
+        await("the second call to start", () -> stock.served.size() == 2);
+        assertThat(stock.threads.get(1))
+                .as("where the queued call's handler ran")
+                .isEqualTo(
+                        withExecutor
+                                ? "server-executor"
+                                : Thread.currentThread().getName());
+        assertThat(stock.threads.get(0))
+                .as("a call seated at once starts where it arrived")
+                .isNotEqualTo("server-executor");
+        stock.answerOne();
+        second.get(5, TimeUnit.SECONDS);
     }
 
     @Test

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -40,6 +41,7 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
     private final long downstreamSetAsideNanos;
     private final Map<String, CallWidth<?>> widths;
     private final LongSupplier nanoClock;
+    private final Executor queuedStarts;
 
     /**
      * @param defaultBudget what a call without a deadline is assumed to have (the budget's DEFAULT)
@@ -47,6 +49,8 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
      * @param needed what a call needs besides waiting: for a hop that calls downstream, reserve + min-downstream
      * @param downstreamSetAside of {@code needed}, what is set aside for the calls it makes downstream (min-downstream)
      * @param nanoClock admission's clock, on which the time calls wait on their downstream calls is measured
+     * @param queuedStarts where a call that waited for its seat starts (the server's executor); null: on
+     *     the thread that freed the seat
      */
     public AdmissionServerInterceptor(
             Admission admission,
@@ -58,7 +62,8 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
             Duration needed,
             Duration downstreamSetAside,
             Map<String, CallWidth<?>> widths,
-            LongSupplier nanoClock) {
+            LongSupplier nanoClock,
+            Executor queuedStarts) {
         this.admission = admission;
         this.policy = policy;
         this.exemptServices = Set.copyOf(exemptServices);
@@ -69,6 +74,7 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
         this.downstreamSetAsideNanos = downstreamSetAside.toNanos();
         this.widths = Map.copyOf(widths);
         this.nanoClock = nanoClock;
+        this.queuedStarts = queuedStarts;
     }
 
     @Override
@@ -93,17 +99,19 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
                 nanoClock,
                 WarmUpMark.active(),
                 admission.adaptsLimit(),
-                downstreamSetAsideNanos);
+                downstreamSetAsideNanos,
+                queuedStarts);
         Admission.Level level = admission.level(policy.levelOf(caller));
         CallWidth<?> width = widths.get(method.getFullMethodName());
         if (width != null) {
             // Its width is in its request: read first (the transport holds it meanwhile), then offered.
             call.request(1);
-            return new ReadFirst<>(
-                    admitted,
-                    request -> admitted.offered(
-                            admission.offer(level, remaining(context) - neededNanos, width.of(request), admitted)));
+            return new ReadFirst<>(admitted, request -> {
+                admitted.offering();
+                admitted.offered(admission.offer(level, remaining(context) - neededNanos, width.of(request), admitted));
+            });
         }
+        admitted.offering();
         admitted.offered(admission.offer(level, remaining(context) - neededNanos, admitted));
         return admitted.listener();
     }

@@ -18,6 +18,8 @@ import io.grpc.ServerCallHandler;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
 
 /**
@@ -40,6 +42,12 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     /** One of the process's own warm-up calls. */
     private final boolean warmUp;
 
+    /** Where a call that waited for its seat starts; null: on the thread that freed the seat. */
+    private final Executor queuedStarts;
+
+    /** The thread offering the call to admission, while it does: a start on it is the call's own, at once. */
+    private volatile Thread offering;
+
     private final Deferred listener = new Deferred();
     /** Whether the handler answered OK: only then is the call's time a sample. */
     private volatile boolean answeredOk;
@@ -55,8 +63,10 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
             LongSupplier nanoClock,
             boolean warmUp,
             boolean sampled,
-            long downstreamSetAsideNanos) {
+            long downstreamSetAsideNanos,
+            Executor queuedStarts) {
         this.caller = caller;
+        this.queuedStarts = queuedStarts;
         this.warmUp = warmUp;
         this.sampled = sampled;
         this.downstreamSetAsideNanos = downstreamSetAsideNanos;
@@ -73,8 +83,14 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         return listener;
     }
 
+    /** Admission is about to be offered the call on this thread. */
+    void offering() {
+        offering = Thread.currentThread();
+    }
+
     void offered(AdmissionTicket ticket) {
         this.ticket = ticket;
+        offering = null;
     }
 
     /** The call has ended: its seat is freed once its downstream calls have too. */
@@ -111,13 +127,30 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     }
 
     /**
-     * Starts the handler. It may run on another call's thread, where no transport catches what the
-     * handler throws: a failure ends the call {@code UNKNOWN} here, as grpc-java's ServerImpl would,
-     * and frees the seat, whatever was thrown (an Error too), so no seat is ever lost.
+     * The call has its seat. Seated at once, its handler starts here, on the transport's thread as
+     * any call's does; seated later, on the server's executor when there is one (not on the thread
+     * that freed the seat: another call's, or a client's event loop), else here.
      */
     @Override
     public void start(AdmissionTicket ticket) {
         this.ticket = ticket;
+        if (queuedStarts != null && offering != Thread.currentThread()) {
+            try {
+                queuedStarts.execute(this::startHandler);
+                return;
+            } catch (RejectedExecutionException shutDown) {
+                // The executor has stopped (the server is stopping): the call starts here instead.
+            }
+        }
+        startHandler();
+    }
+
+    /**
+     * Starts the handler. It may run on another call's thread, where no transport catches what the
+     * handler throws: a failure ends the call {@code UNKNOWN} here, as grpc-java's ServerImpl would,
+     * and frees the seat, whatever was thrown (an Error too), so no seat is ever lost.
+     */
+    private void startHandler() {
         ServerCall.Listener<ReqT> delegate;
         Context previous = context.attach();
         try {

@@ -9,6 +9,7 @@ import dev.grpcops.admission.CallWidth;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.InvalidAdmissionConfigException;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
+import dev.grpcops.autoconfigure.server.ServerExecutor;
 import dev.grpcops.deadline.BudgetRules;
 import io.grpc.ClientInterceptor;
 import io.grpc.ServerInterceptor;
@@ -99,6 +100,7 @@ public class AdmissionAutoConfiguration {
             AdmissionProperties properties,
             ObjectProvider<AdminMethods> adminMethods,
             ObjectProvider<CallWidth<?>> widths,
+            ObjectProvider<ServerExecutor> executor,
             BudgetRules rules) {
         Set<String> exemptMethods = new HashSet<>();
         adminMethods.orderedStream().forEach(methods -> exemptMethods.addAll(methods.fullMethodNames()));
@@ -112,6 +114,8 @@ public class AdmissionAutoConfiguration {
         }
         // The application's CallWidth beans: methods whose calls take a seat per downstream call.
         widths.orderedStream().forEach(server::width);
+        // A call that waited for its seat starts on the server's executor, when it has one.
+        executor.ifAvailable(pool -> server.executor(pool.executor()));
         return server.build();
     }
 

@@ -50,7 +50,8 @@ public final class ServerExecutor implements DisposableBean {
         executor.allowCoreThreadTimeOut(true);
     }
 
-    ThreadPoolExecutor executor() {
+    /** The executor itself: for the server, and for admission's queued calls. */
+    public ThreadPoolExecutor executor() {
         return executor;
     }
 
