@@ -543,6 +543,40 @@ public final class Admission {
         return answered;
     }
 
+    /**
+     * What is wrong with admission's bookkeeping now, or null: seats held never negative, and the
+     * levels' adding up to the server's; never more than the limit (a fixed one); and no waiting
+     * call that fits in the seats free to its level (work conserving). For tests and simulations.
+     */
+    String invariantViolation() {
+        synchronized (lock) {
+            int sum = 0;
+            for (Level level : levelArray) {
+                if (level.executing < 0) {
+                    return "level " + level.name + " holds " + level.executing + " seats";
+                }
+                sum += level.executing;
+            }
+            if (sum != executing) {
+                return "levels hold " + sum + " seats, the server counts " + executing;
+            }
+            if (adaptiveLimit == null && executing > limit) {
+                return executing + " seats held of " + limit;
+            }
+            for (Level level : levelArray) {
+                if (level.queues == null || level.queues.waiting() == 0) {
+                    continue;
+                }
+                boolean owed = level.executing < level.nominal;
+                int free = limit - executing - (owed ? 0 : reservedFor(level));
+                if (free > 0 && level.queues.nextFitting(free, limit) != null) {
+                    return "level " + level.name + " has a waiting call that fits in its " + free + " free seats";
+                }
+            }
+            return null;
+        }
+    }
+
     /** The seats {@code request} takes: its width, at most the limit now (which an adaptive limit moves). */
     @GuardedBy("lock")
     private int seatsFor(Ticket request) {

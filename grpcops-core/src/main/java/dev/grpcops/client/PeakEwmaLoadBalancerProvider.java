@@ -27,9 +27,12 @@ import java.util.random.RandomGenerator;
  * whose first answers were slow is back at its first fast one.
  *
  * <p>A replica that joins replicas already serving (new, or back after a second or more away: a
- * restart, a health flap; not a reconnect, nor the replicas a channel starts with) gets its share
- * slowly: its cost is divided by a weight that ramps from 10 % to 100 % over {@code slowStart} (as
- * Envoy's {@code slow_start_config}); with a single replica it makes no difference.
+ * restart, a health flap; not a reconnect, nor the replicas a channel starts with) gets its first
+ * call at once, then a share of the picks that ramps from 10 % of an equal share to all of it over
+ * {@code slowStart} (as Envoy's {@code slow_start_config} with its {@code min_weight_percent}): never
+ * none, never its full share while cold; with a single replica it makes no difference. A replica's
+ * cost is never less than how long it has left a call unanswered since its last answer, so one whose
+ * node went silent gets only its probe.
  *
  * <p>Config: {@code {"decay": "10s", "failurePenalty": "1s", "compareAllUpTo": 8, "slowStart": "10s",
  * "outlierDetection": {...}}}, each optional: how fast a replica's cost forgets a slow answer (a time
@@ -50,8 +53,9 @@ public final class PeakEwmaLoadBalancerProvider extends BalancerProvider {
      */
     public static final int DEFAULT_COMPARE_ALL_UP_TO = 8;
     /**
-     * A replica that becomes ready (new, or back from a restart or a health flap) weighs 10 % of
-     * its peers at first, and its full weight after 10 s: the first seconds of a JIT-cold JVM.
+     * A replica that becomes ready (new, or back from a restart or a health flap) gets 10 % of an
+     * equal share of the picks at first, and its full share after 10 s: the first seconds of a
+     * JIT-cold JVM.
      */
     public static final Duration DEFAULT_SLOW_START = Duration.ofSeconds(10);
 

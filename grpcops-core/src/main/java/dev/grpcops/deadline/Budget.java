@@ -83,6 +83,14 @@ public final class Budget {
         return rules.downstream(remaining());
     }
 
+    /**
+     * The deadline of every downstream call: the budget's own, less the reserve, on the same ticker.
+     * Pinned to the caller's deadline, it is the same whenever the call is made, and costs no clock read.
+     */
+    public Deadline downstreamDeadline() {
+        return deadline.offset(-rules.reserve().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
     /** Whether a downstream call made now would be sent (downstream ≥ min-downstream). */
     public boolean allowsCall() {
         return rules.allowsCall(remaining());

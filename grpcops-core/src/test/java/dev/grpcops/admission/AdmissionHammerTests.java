@@ -334,9 +334,26 @@ class AdmissionHammerTests {
             }
         });
         canceller.start();
+        // Admission's own invariants, looked at under its lock while the others hammer: seats add
+        // up and stay within the limit, and no waiting call fits in the seats free.
+        Queue<String> broken = new ConcurrentLinkedQueue<>();
+        Thread checker = thread("checker", () -> {
+            while (offerersDone.getCount() > 0) {
+                String violation = admission.invariantViolation();
+                if (violation != null && broken.size() < 10) {
+                    broken.add(violation);
+                }
+                // A look every fifth of a millisecond: often enough to see the hammering, without
+                // holding admission's lock for most of the time.
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+            }
+        });
+        checker.start();
         go.await();
         assertThat(offerersDone.await(40, TimeUnit.SECONDS)).as("offerers done").isTrue();
         canceller.join(10_000);
+        checker.join(10_000);
+        assertThat(broken).as("admission's invariants while hammered").isEmpty();
 
         Awaitility.await("every call started, rejected or cancelled")
                 .atMost(Duration.ofSeconds(10))
@@ -559,9 +576,12 @@ class AdmissionHammerTests {
                                     halfOffered.countDown();
                                 }
                                 try {
+                                    // Time enough for any wait: the holder's seat, held while the
+                                    // queue fills (seconds on a loaded machine), is one of the
+                                    // service times the predicted wait of thousands ahead is made of.
                                     AdmissionTicket unused = admission.offer(
                                             level,
-                                            600_000_000_000L,
+                                            Long.MAX_VALUE / 4,
                                             new EndsAtOnce("flow-" + random.nextInt(50), random.nextInt(50) == 0));
                                 } catch (Boom expected) {
                                     // found the seat free and started on this thread

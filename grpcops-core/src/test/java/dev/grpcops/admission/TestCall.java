@@ -14,6 +14,7 @@ class TestCall implements AdmissionRequest {
     boolean warmUp;
     AdmissionTicket ticket;
     boolean started;
+    boolean released;
     Rejection rejection;
 
     TestCall(Admission.Level level, String flow, long allowanceMillis, List<TestCall> startOrder) {
@@ -43,6 +44,7 @@ class TestCall implements AdmissionRequest {
     }
 
     void release() {
+        released = true;
         ticket.release();
     }
 

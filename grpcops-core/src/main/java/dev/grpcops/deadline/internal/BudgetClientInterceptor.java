@@ -48,11 +48,13 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
             listener.notSent(method.getFullMethodName());
             return new NotSentCall<>(Status.DEADLINE_EXCEEDED.withDescription(notSentMessage(method, remaining)));
         }
-        Deadline deadline = Deadline.after(rules.downstream(remaining).toNanos(), TimeUnit.NANOSECONDS);
-        if (options.getDeadline() != null) {
-            deadline = deadline.minimum(options.getDeadline());
+        // The budget's own deadline less the reserve: remaining − reserve, without another clock read.
+        Deadline deadline = current.get().downstreamDeadline();
+        Duration handed = rules.downstream(remaining);
+        if (options.getDeadline() != null && options.getDeadline().isBefore(deadline)) {
+            deadline = options.getDeadline();
+            handed = Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
         }
-        Duration handed = Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
         listener.handedDownstream(method.getFullMethodName(), handed);
         ClientCall<ReqT, RespT> call = next.newCall(method, options.withDeadline(deadline));
         CallLedger ledger = CallLedger.current();
