@@ -108,6 +108,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START.toNanos());
     private SubchannelPicker currentPicker;
     private SynchronizationContext.ScheduledHandle judging;
+    /** Replicas in TRANSIENT_FAILURE at the last count, as told to {@link ReplicasDown}. */
+    private int down;
 
     PeakEwmaLoadBalancer(
             Helper helper,
@@ -181,7 +183,30 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             judging.cancel();
             judging = null;
         }
+        ReplicasDown.report(authority(), this, 0);
         super.shutdown();
+    }
+
+    private String authority() {
+        try {
+            return getHelper().getAuthority();
+        } catch (UnsupportedOperationException e) {
+            return null;
+        }
+    }
+
+    /** Counts the replicas that cannot be reached, for the reconnect nudging of their channel. */
+    private void countDown() {
+        int now = 0;
+        for (ChildLbState child : getChildLbStates()) {
+            if (child.getCurrentState() == ConnectivityState.TRANSIENT_FAILURE) {
+                now++;
+            }
+        }
+        if (now != down) {
+            down = now;
+            ReplicasDown.report(authority(), this, now);
+        }
     }
 
     @Override
@@ -226,6 +251,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
     @Override
     protected void updateOverallBalancingState() {
+        countDown();
         List<ChildLbState> ready = getReadyChildren();
         if (!ready.isEmpty()) {
             List<ChildLbState> inPick = new ArrayList<>(ready.size());

@@ -12,12 +12,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * gRPC waits longer and longer (1 s, 1.6 s, 2.6 s, ...) between attempts to reach a backend that
- * is down, so a backend that comes back after a restart can sit unused for seconds. While a
- * watched channel reaches no backend at all ({@code TRANSIENT_FAILURE}), this skips that wait
- * every interval, so it is back within about one interval. It follows each channel's state
- * changes: a healthy channel costs nothing. A channel with some backend up keeps gRPC's backoff
- * for the others.
+ * gRPC waits longer and longer (1 s, 1.6 s, 2.6 s, ... up to 2 minutes) between attempts to reach
+ * a backend that is down, so a backend that comes back after a restart, or whose network heals
+ * after a partition, can sit unused for 10–20 s or more. While a watched channel reaches no
+ * backend at all ({@code TRANSIENT_FAILURE}), or while its balancer (the library's) has a replica
+ * it cannot reach, this skips that wait every interval, so the backend is back within about one
+ * interval. It follows each channel's state changes and its balancer's reports: a healthy channel
+ * costs nothing.
  */
 public final class ReconnectNudger implements AutoCloseable {
 
@@ -26,10 +27,16 @@ public final class ReconnectNudger implements AutoCloseable {
     private final Duration interval;
     private final ScheduledExecutorService scheduler = SharedScheduler.get();
     private volatile boolean closed;
+    private final java.util.List<Watched> watched = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** A balancer has replicas down for an authority: its channels are nudged. */
+    private final java.util.function.Consumer<String> replicasDown = this::replicasDown;
 
     /** @param interval how long a channel stays without a backend before it is nudged; zero or negative never nudges */
     public ReconnectNudger(Duration interval) {
         this.interval = interval;
+        if (enabled()) {
+            ReplicasDown.listen(replicasDown);
+        }
     }
 
     /**
@@ -39,13 +46,27 @@ public final class ReconnectNudger implements AutoCloseable {
     public void watch(ManagedChannel channel) {
         ConnectivityState state = channel.getState(true);
         if (enabled()) {
-            new Watched(channel).follow(state);
+            Watched followed = new Watched(channel);
+            watched.add(followed);
+            followed.follow(state);
         }
     }
 
     @Override
     public void close() {
         closed = true;
+        ReplicasDown.stopListening(replicasDown);
+        watched.clear();
+    }
+
+    private void replicasDown(String authority) {
+        for (Watched channel : watched) {
+            if (channel.channel.isShutdown()) {
+                watched.remove(channel);
+            } else if (authority.equals(channel.authority)) {
+                channel.startNudging();
+            }
+        }
     }
 
     private boolean enabled() {
@@ -56,20 +77,29 @@ public final class ReconnectNudger implements AutoCloseable {
     private final class Watched {
 
         private final ManagedChannel channel;
+        private final String authority;
         private final AtomicBoolean nudging = new AtomicBoolean();
 
         Watched(ManagedChannel channel) {
             this.channel = channel;
+            this.authority = channel.authority();
         }
 
         void follow(ConnectivityState state) {
             if (channel.isShutdown() || closed) {
+                watched.remove(this);
                 return;
             }
-            if (state == ConnectivityState.TRANSIENT_FAILURE && nudging.compareAndSet(false, true)) {
-                schedule();
+            if (state == ConnectivityState.TRANSIENT_FAILURE || ReplicasDown.any(authority)) {
+                startNudging();
             }
             channel.notifyWhenStateChanged(state, () -> follow(channel.getState(false)));
+        }
+
+        void startNudging() {
+            if (!closed && nudging.compareAndSet(false, true)) {
+                schedule();
+            }
         }
 
         private void schedule() {
@@ -106,8 +136,10 @@ public final class ReconnectNudger implements AutoCloseable {
             schedule();
         }
 
+        /** No backend at all, or some its balancer cannot reach: worth a nudge. */
         private boolean withoutBackend() {
-            return !channel.isShutdown() && channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE;
+            return !channel.isShutdown()
+                    && (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE || ReplicasDown.any(authority));
         }
     }
 }

@@ -407,6 +407,23 @@ class PeakEwmaBalancingTests {
     }
 
     /**
+     * The balancer tells which replicas of its channel it cannot reach, so that the channel's
+     * reconnect nudging cuts their backoff (see {@code ReconnectNudger}): a replica stopped is
+     * reported down, and no longer once it is back.
+     */
+    @Test
+    void aReplicaThatCannotBeReachedIsReportedDownUntilItIsBack() throws Exception {
+        start(defaults());
+        assertThat(ReplicasDown.any(replicas.channel().authority())).isFalse();
+        replicas.replica(1)
+                .restart(() -> org.awaitility.Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> ReplicasDown.any(replicas.channel().authority())));
+        replicas.replica(1).awaitOffered();
+        assertThat(ReplicasDown.any(replicas.channel().authority())).isFalse();
+    }
+
+    /**
      * A reconnect (a GOAWAY at the maximum connection age) keeps what the balancer learned of a
      * replica: a slow one is not forgiven and sent calls again as if new.
      */

@@ -122,6 +122,31 @@ class ReconnectNudgerTests {
         assertThat(channel.pendingCallbacks()).containsExactly(ConnectivityState.READY);
     }
 
+    /**
+     * A channel whose balancer reports a replica it cannot reach (others READY, so the channel is
+     * READY too) is nudged until the replica is back, so that a replica back from a restart or a
+     * partition is not left to gRPC's grown backoff. The clock channel measures time, as above.
+     */
+    @Test
+    void aChannelWhoseBalancerHasAReplicaDownIsNudgedUntilItIsBack() {
+        ReconnectNudger nudger = nudger(INTERVAL);
+        FakeChannel channel = new FakeChannel(ConnectivityState.READY, "partly-down.example");
+        FakeChannel clock = new FakeChannel(ConnectivityState.TRANSIENT_FAILURE);
+        nudger.watch(channel);
+        nudger.watch(clock);
+        Object balancer = new Object();
+
+        ReplicasDown.report("partly-down.example", balancer, 1);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(channel.resets).hasValueGreaterThanOrEqualTo(3));
+
+        ReplicasDown.report("partly-down.example", balancer, 0);
+        int afterRecovery = channel.resets.get() + 1;
+        int clockNow = clock.resets.get();
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(clock.resets).hasValueGreaterThanOrEqualTo(clockNow + 5));
+        assertThat(channel.resets).hasValueLessThanOrEqualTo(afterRecovery);
+    }
+
     @Test
     void channelBackInTransientFailureWhileTheNudgesWereStoppingIsStillNudged() {
         FakeChannel channel = new FakeChannel(ConnectivityState.TRANSIENT_FAILURE);
@@ -204,8 +229,15 @@ class ReconnectNudgerTests {
         private volatile boolean shutdown;
         private volatile Supplier<ConnectivityState> firstNudgerQuery;
 
+        private final String authority;
+
         FakeChannel(ConnectivityState state) {
+            this(state, "fake");
+        }
+
+        FakeChannel(ConnectivityState state, String authority) {
             this.state = state;
+            this.authority = authority;
         }
 
         /** The first getState call on the nudger's own thread runs {@code race} and answers what it returns. */
@@ -301,7 +333,7 @@ class ReconnectNudgerTests {
 
         @Override
         public String authority() {
-            return "fake";
+            return authority;
         }
 
         private record Callback(ConnectivityState source, Runnable run) {}

@@ -142,6 +142,18 @@ public class ClientAutoConfiguration {
     @ConditionalOnClass(name = SHADED_NETTY)
     static class ShadedNetty {
 
+        /** A connection attempt gives up after grpcops.client.connect-timeout, not Netty's 30 s. */
+        @Bean
+        GrpcChannelConfigurer grpcopsConnectTimeout(ClientProperties properties) {
+            int millis = (int) properties.getConnectTimeout().toMillis();
+            return (builder, name) -> {
+                if (builder instanceof io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder netty) {
+                    netty.withOption(
+                            io.grpc.netty.shaded.io.netty.channel.ChannelOption.CONNECT_TIMEOUT_MILLIS, millis);
+                }
+            };
+        }
+
         @Bean
         @Lazy
         @ConditionalOnMissingBean(GrpcChannelFactory.class)
@@ -163,6 +175,17 @@ public class ClientAutoConfiguration {
     @ConditionalOnMissingClass(SHADED_NETTY)
     @ConditionalOnClass(name = NETTY)
     static class PlainNetty {
+
+        /** A connection attempt gives up after grpcops.client.connect-timeout, not Netty's 30 s. */
+        @Bean
+        GrpcChannelConfigurer grpcopsConnectTimeout(ClientProperties properties) {
+            int millis = (int) properties.getConnectTimeout().toMillis();
+            return (builder, name) -> {
+                if (builder instanceof io.grpc.netty.NettyChannelBuilder netty) {
+                    netty.withOption(io.netty.channel.ChannelOption.CONNECT_TIMEOUT_MILLIS, millis);
+                }
+            };
+        }
 
         @Bean
         @Lazy

@@ -18,11 +18,20 @@ public class ClientProperties {
     private Map<String, String> healthChecked = new LinkedHashMap<>();
 
     /**
-     * How often a channel that cannot reach any address retries at once instead of waiting out
-     * gRPC's growing reconnect backoff, so that a backend that comes back is used within about
-     * this long. Zero or negative leaves gRPC's backoff alone.
+     * How often a channel that cannot reach any address, or whose balancer has a replica it cannot
+     * reach, retries at once instead of waiting out gRPC's growing reconnect backoff, so that a
+     * backend that comes back (a restart, a healed partition) is used within about this long. Zero
+     * or negative leaves gRPC's backoff alone.
      */
     private Duration reconnectInterval = Duration.ofMillis(500);
+
+    /**
+     * How long a connection attempt waits for the peer's answer before it fails and the next one is
+     * tried (Netty's connect timeout): an address whose node is gone or cut off answers nothing, and
+     * Netty's own default waits 30 s per attempt. On Linux the keepalive timeout bounds an attempt as
+     * well (TCP_USER_TIMEOUT).
+     */
+    private Duration connectTimeout = Duration.ofSeconds(5);
 
     /**
      * Until a channel has first been READY, and for at most this long after it was made, its calls
@@ -279,6 +288,21 @@ public class ClientProperties {
 
     public Duration getReconnectInterval() {
         return reconnectInterval;
+    }
+
+    public Duration getConnectTimeout() {
+        return connectTimeout;
+    }
+
+    public void setConnectTimeout(Duration connectTimeout) {
+        if (connectTimeout == null
+                || connectTimeout.isNegative()
+                || connectTimeout.isZero()
+                || connectTimeout.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(
+                    "grpcops.client.connect-timeout must be positive, got " + connectTimeout);
+        }
+        this.connectTimeout = connectTimeout;
     }
 
     public void setReconnectInterval(Duration reconnectInterval) {

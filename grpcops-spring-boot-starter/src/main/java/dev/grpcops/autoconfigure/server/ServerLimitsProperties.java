@@ -7,7 +7,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * Per-connection limits of the gRPC server and how it answers bad requests, under
  * {@code grpcops.server}. net.devh's own limits stay where they are: {@code grpc.server.max-inbound-message-size}
  * (4 MB), {@code grpc.server.max-inbound-metadata-size} (8 KB), keepalive enforcement
- * ({@code grpc.server.permit-keep-alive-time} 5 min, {@code grpc.server.permit-keep-alive-without-calls} false).
+ * ({@code grpc.server.permit-keep-alive-time}, {@code grpc.server.permit-keep-alive-without-calls}: 5 s
+ * and true with this starter, so that its clients' keepalive is permitted, see {@code KeepAliveEnvironment}).
  */
 @ConfigurationProperties("grpcops.server")
 public class ServerLimitsProperties {
