@@ -19,13 +19,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * The library's client features as one stack for every channel a service makes, applied in the one
  * order they work in ({@link Layer}), each optional, with the channel's default service config
- * (balancing, outlier detection, health checking): the entry for plain grpc-java. The Spring Boot
- * starter places its interceptors in the same order.
+ * (balancing, outlier detection, health checking) and keepalive: the entry for plain grpc-java. The
+ * Spring Boot starter places its interceptors in the same order.
  *
  * <pre>{@code
  * ChannelStack stack = ChannelStack.builder()
@@ -59,12 +60,22 @@ public final class ChannelStack {
         BALANCING_EVENTS
     }
 
+    /** Keepalive by default: ping after this long without a read, also without calls. */
+    public static final Duration DEFAULT_KEEP_ALIVE_TIME = Duration.ofSeconds(10);
+
+    /** ... and close the connection when the ping is not answered within this. */
+    public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(5);
+
     private final Map<Layer, Supplier<? extends ClientInterceptor>> layers;
     private final Map<String, ?> serviceConfig;
+    private final Duration keepAliveTime;
+    private final Duration keepAliveTimeout;
 
     private ChannelStack(Builder builder) {
         this.layers = Collections.unmodifiableMap(new EnumMap<>(builder.layers));
         this.serviceConfig = builder.serviceConfig;
+        this.keepAliveTime = builder.keepAliveTime;
+        this.keepAliveTimeout = builder.keepAliveTimeout;
     }
 
     public static Builder builder() {
@@ -91,6 +102,15 @@ public final class ChannelStack {
         if (serviceConfig != null) {
             builder.defaultServiceConfig(serviceConfig);
         }
+        if (keepAliveTime != null) {
+            try {
+                builder.keepAliveTime(keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
+                        .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
+                        .keepAliveWithoutCalls(true);
+            } catch (UnsupportedOperationException transportWithoutKeepAlive) {
+                // A transport without connections to keep alive (or that cannot ping): nothing to do.
+            }
+        }
         ManagedChannel channel = builder.build();
         for (ClientInterceptor interceptor : innermostFirst) {
             if (interceptor instanceof ReadinessGate gate) {
@@ -107,8 +127,34 @@ public final class ChannelStack {
 
         private final EnumMap<Layer, Supplier<? extends ClientInterceptor>> layers = new EnumMap<>(Layer.class);
         private Map<String, ?> serviceConfig;
+        private Duration keepAliveTime = DEFAULT_KEEP_ALIVE_TIME;
+        private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
 
         private Builder() {}
+
+        /**
+         * Keepalive on every channel: a ping after {@code time} without a read (also without
+         * calls), the connection closed when it is not answered within {@code timeout}, so that a
+         * peer whose node died or is cut off (no FIN, no RST) is found out in seconds, not the
+         * quarter of an hour TCP takes. On by default, 10 s and 5 s (10 s is the least grpc-java
+         * takes). The servers must permit it: {@code NettyServerBuilder.permitKeepAliveTime(5, SECONDS)}
+         * and {@code permitKeepAliveWithoutCalls(true)}, or they answer {@code GOAWAY too_many_pings}.
+         */
+        public Builder keepAlive(Duration time, Duration timeout) {
+            if (time.isNegative() || time.isZero() || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException(
+                        "keepalive time and timeout must be positive, got " + time + " and " + timeout);
+            }
+            this.keepAliveTime = time;
+            this.keepAliveTimeout = timeout;
+            return this;
+        }
+
+        /** No keepalive: the channels keep gRPC's default (none). */
+        public Builder withoutKeepAlive() {
+            this.keepAliveTime = null;
+            return this;
+        }
 
         /** Names each attempt's target and marks retries and hedges, for {@link Retry}'s calls. */
         public Builder retryAttempts() {

@@ -48,6 +48,61 @@ class ChannelStackTests {
         }
     }
 
+    /** Every channel pings by default (10 s, 5 s, also without calls); a stack may say otherwise or none. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"default, 10, 5", "custom, 30, 10", "none, -1, -1"})
+    void everyChannelKeepsItsConnectionsAliveByDefault(String setting, long timeSeconds, long timeoutSeconds) {
+        ChannelStack.Builder stack = ChannelStack.builder();
+        if (setting.equals("custom")) {
+            stack.keepAlive(Duration.ofSeconds(30), Duration.ofSeconds(10));
+        } else if (setting.equals("none")) {
+            stack.withoutKeepAlive();
+        }
+        java.util.Map<String, Long> set = new java.util.HashMap<>();
+        RecordingBuilder recording = new RecordingBuilder(set);
+        io.grpc.ManagedChannel channel = stack.build().channel(recording);
+        closeables.add(channel::shutdownNow);
+
+        assertThat(set.getOrDefault("time", -1L)).isEqualTo(timeSeconds);
+        assertThat(set.getOrDefault("timeout", -1L)).isEqualTo(timeoutSeconds);
+        assertThat(set.getOrDefault("without-calls", -1L)).isEqualTo(timeSeconds > 0 ? 1L : -1L);
+    }
+
+    /** An in-process channel builder that notes the keepalive it is given. */
+    private static final class RecordingBuilder extends io.grpc.ForwardingChannelBuilder2<RecordingBuilder> {
+
+        private final io.grpc.ManagedChannelBuilder<?> delegate =
+                io.grpc.inprocess.InProcessChannelBuilder.forName("keep-alive-test");
+        private final java.util.Map<String, Long> set;
+
+        RecordingBuilder(java.util.Map<String, Long> set) {
+            this.set = set;
+        }
+
+        @Override
+        protected io.grpc.ManagedChannelBuilder<?> delegate() {
+            return delegate;
+        }
+
+        @Override
+        public RecordingBuilder keepAliveTime(long time, java.util.concurrent.TimeUnit unit) {
+            set.put("time", unit.toSeconds(time));
+            return this;
+        }
+
+        @Override
+        public RecordingBuilder keepAliveTimeout(long time, java.util.concurrent.TimeUnit unit) {
+            set.put("timeout", unit.toSeconds(time));
+            return this;
+        }
+
+        @Override
+        public RecordingBuilder keepAliveWithoutCalls(boolean enable) {
+            set.put("without-calls", enable ? 1L : 0L);
+            return this;
+        }
+    }
+
     @Test
     void theLayersComeOutermostFirstWhateverOrderTheyAreGivenIn() {
         ChannelStack stack = ChannelStack.builder()

@@ -93,6 +93,9 @@ public final class PlainGreeterServer {
         HealthStatusManager health = new HealthStatusManager();
         health.setStatus("", ServingStatus.NOT_SERVING);
         Server server = NettyServerBuilder.forAddress(address)
+                // The library's channels ping every 10 s, also without calls: permit it.
+                .permitKeepAliveTime(5, java.util.concurrent.TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
                 .addService(stack.intercept(new GreeterService()))
                 .addService(stack.intercept(faults.adminService()))
                 .addService(stack.intercept(health.getHealthService()))
