@@ -11,6 +11,8 @@
 #   prometheus        - for promtool (promtool check config deploy/prometheus.yml); the package's own
 #                       Prometheus daemon is stopped and disabled again, it would hold port 9090
 #   stress            - CPU and memory load, for test runs on a loaded machine
+#   iproute2, iptables - network namespaces with veth pairs and packet drops, for the silent-node
+#                       system test (a replica whose node goes silent: SilentNodeIT)
 # Safe to run again: it installs only what is not there. Needs root (or sudo) on Debian/Ubuntu.
 set -euo pipefail
 
@@ -24,6 +26,8 @@ have kubectl || missing+=(kubernetes-client)
 have h2load || missing+=(nghttp2-client)
 have promtool || missing+=(prometheus)
 have stress || missing+=(stress)
+have ip || missing+=(iproute2)
+have iptables || missing+=(iptables)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: nothing to install"

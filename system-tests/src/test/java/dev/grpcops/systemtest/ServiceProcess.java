@@ -97,10 +97,23 @@ final class ServiceProcess implements AutoCloseable {
 
     private ServiceProcess(
             String module, String name, String host, int grpcPort, Map<String, String> env, List<String> args) {
+        this(List.of(), module, name, host, grpcPort, freePort(host), env, args);
+    }
+
+    /** {@code prefix} runs the JVM (e.g. {@code ip netns exec NAME}: it execs the JVM, whose PID is then the process's). */
+    private ServiceProcess(
+            List<String> prefix,
+            String module,
+            String name,
+            String host,
+            int grpcPort,
+            int managementPort,
+            Map<String, String> env,
+            List<String> args) {
         this.name = name;
         this.host = host;
         this.grpcPort = grpcPort;
-        this.managementPort = freePort(host);
+        this.managementPort = managementPort;
         this.env = env;
         this.log = claimLog(name);
         Path jar = ROOT.resolve(module + "/target/" + module + ".jar");
@@ -108,8 +121,8 @@ final class ServiceProcess implements AutoCloseable {
             throw new IllegalStateException(
                     jar + " is missing: build it first (mvn verify builds every jar before these tests)");
         }
-        this.command =
-                new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        this.command = new ArrayList<>(prefix);
+        this.command.add(ProcessHandle.current().info().command().orElse("java"));
         this.command.addAll(JVM_OPTIONS);
         this.command.addAll(
                 ClassDataArchive.launch(module, ROOT, JVM_OPTIONS, ROOT.resolve("system-tests/target/class-data")));
@@ -139,6 +152,24 @@ final class ServiceProcess implements AutoCloseable {
     static ServiceProcess startAt(
             String module, String name, String host, int grpcPort, Map<String, String> env, String... args) {
         ServiceProcess service = new ServiceProcess(module, name, host, grpcPort, env, List.of(args));
+        service.start();
+        return service;
+    }
+
+    /**
+     * Starts {@code module}'s jar inside {@code namespace}, on its address: a node of its own, whose
+     * network a test can cut. The namespace has every port to itself: the management port is the
+     * gRPC port + 1.
+     */
+    static ServiceProcess startIn(
+            NetworkNamespace namespace,
+            String module,
+            String name,
+            int grpcPort,
+            Map<String, String> env,
+            String... args) {
+        ServiceProcess service = new ServiceProcess(
+                namespace.exec(), module, name, namespace.address, grpcPort, grpcPort + 1, env, List.of(args));
         service.start();
         return service;
     }
