@@ -351,14 +351,15 @@ public final class Admission {
         }
     }
 
-    boolean cancel(Ticket request) {
+    /** {@code byCaller}: its caller left (charged like a call served); else its deadline passed (not charged). */
+    boolean cancel(Ticket request, boolean byCaller) {
         List<Ticket> started;
         synchronized (lock) {
             if (request.state != Ticket.State.QUEUED) {
                 return false;
             }
             long now = clock.getAsLong();
-            leaveQueue(request, now);
+            leaveQueue(request, now, byCaller);
             cancelTimeout(request);
             started = dispatch(now);
         }
@@ -377,7 +378,7 @@ public final class Admission {
                 return;
             }
             long now = clock.getAsLong();
-            leaveQueue(request, now);
+            leaveQueue(request, now, false);
             rejection = rejection(request.level, RejectReason.TIME_OUT, now);
             started = dispatch(now);
         }
@@ -389,14 +390,14 @@ public final class Admission {
     }
 
     /**
-     * A queued call leaves unserved: its queue is charged as for a call served, and what waited
-     * behind it may fit in the seats free now.
+     * A queued call leaves unserved: charged to its queue as a call served when {@code charged} (its
+     * caller left), and what waited behind it may fit in the seats free now.
      */
     @GuardedBy("lock")
-    private void leaveQueue(Ticket request, long now) {
+    private void leaveQueue(Ticket request, long now, boolean charged) {
         Level level = request.level;
         level.queues.sync(now, level.seats());
-        level.queues.remove(request, level.estimateNanos);
+        level.queues.remove(request, charged ? level.estimateNanos : 0);
         request.state = Ticket.State.DONE;
     }
 
@@ -531,7 +532,7 @@ public final class Admission {
     private List<Ticket> answerThoseTooLate(Level level, long now, List<Ticket> answered) {
         Ticket head;
         while ((head = level.queues.peek()) != null && cannotFinish(head, level, now)) {
-            level.queues.remove(head, level.estimateNanos);
+            level.queues.remove(head, 0);
             head.state = Ticket.State.DONE;
             head.rejection = new Rejection(level.name, RejectReason.CANNOT_FINISH, Duration.ZERO);
             cancelTimeout(head);

@@ -30,8 +30,18 @@ public interface AdmissionTicket {
     }
 
     /**
-     * The caller cancelled: a queued call leaves its queue at once (counted as {@code cancelled});
-     * returns false if the call had already started or ended, and then nothing changes.
+     * The caller cancelled: a queued call leaves its queue at once (counted as {@code cancelled}),
+     * and its flow's queue is charged as for a call served; returns false if the call had already
+     * started or ended, and then nothing changes.
      */
     boolean cancel();
+
+    /**
+     * The call's deadline passed while it waited: it leaves its queue at once (counted as {@code
+     * cancelled}), and its flow is not charged for it: the server kept it waiting. As {@link
+     * #cancel()} otherwise.
+     */
+    default boolean deadlinePassed() {
+        return cancel();
+    }
 }

@@ -241,16 +241,18 @@ final class QueueSet {
     }
 
     /**
-     * A waiting call leaves its queue without being served (timed out, cancelled, too late to
-     * finish): its queue is charged {@code estimateNanos} per seat, as for a call served, so that a
-     * flow whose calls leave unserved does not keep its queue first in fair order.
+     * A waiting call leaves its queue without being served. {@code chargedNanos} per seat is charged
+     * to its queue: what a call served would cost, when its caller chose to leave (its flow does not
+     * keep its queue first by queueing calls and cancelling them); nothing when the server failed it
+     * (it timed out, or came too late to finish), which would push a flow already kept waiting
+     * further back, and under overload into more time-outs.
      */
-    void remove(Ticket request, long estimateNanos) {
+    void remove(Ticket request, long chargedNanos) {
         FairQueue queue = request.queue;
         if (queue.waiting.remove(request)) {
             waiting--;
             leaveFlow(request);
-            queue.nextDispatchR += (double) estimateNanos * request.width;
+            queue.nextDispatchR += (double) chargedNanos * request.width;
             if (queue.idle()) {
                 activeQueues--;
             }

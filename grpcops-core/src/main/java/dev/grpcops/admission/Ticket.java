@@ -59,7 +59,12 @@ final class Ticket implements AdmissionTicket {
 
     @Override
     public boolean cancel() {
-        return level.admission().cancel(this);
+        return level.admission().cancel(this, true);
+    }
+
+    @Override
+    public boolean deadlinePassed() {
+        return level.admission().cancel(this, false);
     }
 
     @Override

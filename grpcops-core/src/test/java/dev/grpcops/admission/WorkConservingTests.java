@@ -138,11 +138,11 @@ class WorkConservingTests {
     }
 
     /**
-     * A flow whose queued calls keep leaving unserved (cancelled, timed out) is charged for them as
-     * for calls served: it does not keep its queue first in fair order, ahead of a flow that waits.
+     * A flow whose queued calls its callers keep cancelling is charged for them as for calls served:
+     * it does not keep its queue first in fair order, ahead of a flow that waits.
      */
     @Test
-    void aCallThatLeavesItsQueueUnservedIsChargedLikeOneServed() {
+    void aCallItsCallerCancelsWhileItWaitsIsChargedLikeOneServed() {
         Admission admission = admission(1, PriorityLevelConfig.of("default", 1));
         TestCall running = offer(admission, "default", "busy", 1);
         // Flow "leaver" queues and cancels twenty calls while "steady" waits with five.
@@ -166,6 +166,43 @@ class WorkConservingTests {
                 .as("the flow that waited is served before the one whose calls left: %s", started)
                 .extracting(TestCall::flow)
                 .containsOnly("steady");
+        current.release();
+    }
+
+    /**
+     * A flow whose queued calls time out, or whose deadlines pass while they wait, was failed by the
+     * server: it is not charged for them, and keeps its turns (charged, a polite flow kept waiting
+     * under a flood fell further back with every time-out, into more time-outs).
+     */
+    @Test
+    void aFlowWhoseCallsTimeOutIsNotPushedFurtherBack() {
+        Admission admission = admission(1, PriorityLevelConfig.of("default", 1));
+        TestCall running = offer(admission, "default", "busy", 1);
+        for (int i = 0; i < 5; i++) {
+            offer(admission, "default", "steady", 1);
+        }
+        // Twenty of "victim"'s calls time out (a 1 ms allowance) and twenty pass their deadline.
+        for (int i = 0; i < 20; i++) {
+            new TestCall(admission.level("default"), "victim", 1, started).offer();
+        }
+        time.forwardMillis(2);
+        for (int i = 0; i < 20; i++) {
+            offer(admission, "default", "victim", 1).ticket.deadlinePassed();
+        }
+        for (int i = 0; i < 5; i++) {
+            offer(admission, "default", "victim", 1);
+        }
+        started.clear();
+        TestCall current = running;
+        for (int i = 0; i < 10; i++) {
+            time.forwardMillis(3);
+            current.release();
+            current = started.get(started.size() - 1);
+        }
+        assertThat(started.subList(0, 4))
+                .as("the two flows take turns: %s", started)
+                .extracting(TestCall::flow)
+                .contains("steady", "victim");
         current.release();
     }
 }

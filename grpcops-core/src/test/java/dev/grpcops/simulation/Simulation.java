@@ -511,7 +511,9 @@ final class Simulation {
             clock.scheduler()
                     .schedule(
                             () -> {
-                                if (ticket != null && ticket.cancel()) {
+                                boolean left = ticket != null
+                                        && (why.equals("deadline") ? ticket.deadlinePassed() : ticket.cancel());
+                                if (left) {
                                     leftQueue();
                                     ended(this, "left while queued"); // never served
                                 }

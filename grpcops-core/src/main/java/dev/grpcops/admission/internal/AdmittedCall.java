@@ -117,8 +117,14 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         return warmUp;
     }
 
+    /**
+     * The call was cancelled while it may still wait: its caller left, or its deadline passed (the
+     * server cancels a call at its deadline), which its flow is not charged for.
+     */
     private boolean cancel() {
-        return ticket.cancel();
+        return context.cancellationCause() instanceof java.util.concurrent.TimeoutException
+                ? ticket.deadlinePassed()
+                : ticket.cancel();
     }
 
     @Override
