@@ -30,10 +30,44 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class PoliteCaller {
 
-    record Result(int sent, int complete, Map<String, Integer> others, long p50Millis, long p99Millis, long maxMillis) {
+    record Result(
+            int sent,
+            int complete,
+            Map<String, Integer> others,
+            long p50Millis,
+            long p99Millis,
+            long maxMillis,
+            List<Long> sortedNanos) {
 
         double completeShare() {
             return sent == 0 ? 0 : (double) complete / sent;
+        }
+
+        /** The calls of {@code results} as one stretch: their counts added, their latencies together. */
+        static Result together(Result... results) {
+            List<Long> all = new ArrayList<>();
+            Map<String, Integer> others = new java.util.TreeMap<>();
+            int sent = 0;
+            int complete = 0;
+            for (Result result : results) {
+                all.addAll(result.sortedNanos);
+                result.others.forEach((code, count) -> others.merge(code, count, Integer::sum));
+                sent += result.sent;
+                complete += result.complete;
+            }
+            Collections.sort(all);
+            return of(sent, complete, others, all);
+        }
+
+        private static Result of(int sent, int complete, Map<String, Integer> others, List<Long> sorted) {
+            return new Result(
+                    sent,
+                    complete,
+                    Map.copyOf(others),
+                    millis(sorted, 0.50),
+                    millis(sorted, 0.99),
+                    sorted.isEmpty() ? 0 : sorted.get(sorted.size() - 1) / 1_000_000,
+                    List.copyOf(sorted));
         }
 
         @Override
@@ -144,13 +178,7 @@ final class PoliteCaller {
         }
         List<Long> sorted = new ArrayList<>(latencies);
         Collections.sort(sorted);
-        return new Result(
-                total,
-                complete.get(),
-                Map.copyOf(others),
-                millis(sorted, 0.50),
-                millis(sorted, 0.99),
-                sorted.isEmpty() ? 0 : sorted.get(sorted.size() - 1) / 1_000_000);
+        return Result.of(total, complete.get(), others, sorted);
     }
 
     private static long millis(List<Long> sorted, double quantile) {

@@ -200,10 +200,11 @@ class SilentNodeIT {
         Duration back = untilCheckedOn(s3.target(), "back", System.nanoTime());
         System.out.printf(
                 Locale.ROOT,
-                "silent-node: Stock s3 silent %d s: healthy %s; first %d s %s; rest %s; s3 answered Checks %d ms"
-                        + " after its network returned%n",
+                "silent-node: Stock s3 silent %d s: healthy %s; silent %s (first %d s %s; rest %s); s3 answered"
+                        + " Checks %d ms after its network returned%n",
                 STOCK_SILENCE.toSeconds(),
                 healthy,
+                PoliteCaller.Result.together(onset, silent),
                 FOUND_OUT.toSeconds(),
                 onset,
                 silent,

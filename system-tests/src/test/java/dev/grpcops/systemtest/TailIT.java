@@ -206,20 +206,7 @@ class TailIT {
             for (int i = 0; i < calls.length; i++) {
                 calls[i] += other.stockCalls[i];
             }
-            PoliteCaller.Result a = checkouts;
-            PoliteCaller.Result b = other.checkouts;
-            Map<String, Integer> others = new java.util.HashMap<>(a.others());
-            b.others().forEach((outcome, count) -> others.merge(outcome, count, Integer::sum));
-            return new Round(
-                    new PoliteCaller.Result(
-                            a.sent() + b.sent(),
-                            a.complete() + b.complete(),
-                            Map.copyOf(others),
-                            Math.max(a.p50Millis(), b.p50Millis()),
-                            Math.max(a.p99Millis(), b.p99Millis()),
-                            Math.max(a.maxMillis(), b.maxMillis())),
-                    calls,
-                    quotes + other.quotes);
+            return new Round(PoliteCaller.Result.together(checkouts, other.checkouts), calls, quotes + other.quotes);
         }
 
         @Override
