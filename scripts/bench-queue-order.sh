@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Admission's queue orders side by side under a flood (SPEC §19): first come, first served against
+# Admission's queue orders side by side under a flood (design §19): first come, first served against
 # earliest deadline first with the answer at dequeue, on the same simulated calls
 # (bench-policies/src/main/java/dev/grpcops/bench/admission/QueueOrderSimulation.java):
 #

@@ -186,7 +186,10 @@ public final class ServerStack {
             return this;
         }
 
-        /** Leaves requests to grpc-java's own parsing (a malformed one fails the call {@code INTERNAL}). */
+        /**
+         * Leaves requests to grpc-java's own parsing: a malformed one fails the call {@code UNKNOWN}
+         * "Application error processing RPC" ({@code MalformedRequestsTests#withoutTheGuardGrpcJavaFailsAnUndecodableRequestUnknown}).
+         */
         public Builder withoutMalformedRequestGuard() {
             this.guard = false;
             return this;

@@ -64,7 +64,7 @@ class LibraryBoundariesTests {
     }
 
     /**
-     * SPEC §18: configuration is built with builders. A public record of more than three values is
+     * design §18: configuration is built with builders. A public record of more than three values is
      * positional configuration: {@code new OutlierDetection(1s, 10s, 60s, 33, 30, 2, 10)}.
      */
     @Test
@@ -87,7 +87,7 @@ class LibraryBoundariesTests {
         }
     }
 
-    /** SPEC §18: core's messages name no Spring property; the starter translates (prefixes) them. */
+    /** design §18: core's messages name no Spring property; the starter translates (prefixes) them. */
     @Test
     void coresSourceNamesNoSpringProperty() throws IOException {
         // A property in a string literal; span attribute keys (grpcops.budget.remaining_ms) are not properties.
@@ -114,7 +114,7 @@ class LibraryBoundariesTests {
         }
     }
 
-    /** SPEC §18: no main class over about 400 lines without a reason written at its top. */
+    /** design §18: no main class over about 400 lines without a reason written at its top. */
     @Test
     void everyLibraryClassOver400LinesSaysWhyAtItsTop() throws IOException {
         for (String module : List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes")) {

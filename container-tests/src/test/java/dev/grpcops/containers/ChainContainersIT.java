@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The chain across the Compose suite's containers (SPEC §4/§5 over real container networking and
+ * The chain across the Compose suite's containers (design §4/§5 over real container networking and
  * Docker's DNS aliases): what Stock received, a fan-out within one deadline, partial answers, and
  * every Stock replica stopped and started again.
  */

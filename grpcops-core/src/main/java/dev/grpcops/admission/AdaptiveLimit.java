@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Seats that follow measured latency (SPEC §19), opt-in through
+ * Seats that follow measured latency (design §19), opt-in through
  * {@link AdmissionConfig.Builder#adaptiveLimit}: after a first probe (below), the server's limit
  * starts at {@link AdmissionConfig#limit()} and, once a {@link #window()}, moves by the gradient
  * between a baseline latency and the window's mean service time (after Netflix concurrency-limits'

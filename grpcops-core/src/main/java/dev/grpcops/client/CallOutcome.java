@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * What the end of a call says, and about whom: one vocabulary for outlier ejection, the
  * latency-aware balancer and hedging, so that none of them mistakes the caller's or the load's
- * doing for a broken replica (SPEC §16).
+ * doing for a broken replica (design §16).
  *
  * <ul>
  *   <li>Only {@link #REPLICA_FAILURE} counts against a replica (ejection, failure accrual).

@@ -8,7 +8,7 @@ import java.util.function.LongSupplier;
 /**
  * A served call's admission seat as the layers inside admission see it. It counts the calls the
  * served call has open downstream, so that the seat is freed only once the call and all of them
- * have ended (SPEC §16): a caller that cancels a fan-out leaves its downstream
+ * have ended (design §16): a caller that cancels a fan-out leaves its downstream
  * calls running until their cancellations go out (within the channel's cancellation budget) or
  * they end by themselves, and that work stays within the caller's seats, not beside them.
  *

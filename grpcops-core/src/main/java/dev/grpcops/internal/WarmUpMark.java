@@ -9,7 +9,7 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * Marks the calls a process sends itself to warm up (SPEC §16): they carry this process's own token,
+ * Marks the calls a process sends itself to warm up (design §16): they carry this process's own token,
  * made at random when it starts and never shown, so that no caller can make its calls pass for
  * warm-up calls from outside. A served call that carries it runs in a context {@link #active()} says
  * is a warm-up, and the downstream calls it makes carry {@link #OPTION}, so that retries, hedging,

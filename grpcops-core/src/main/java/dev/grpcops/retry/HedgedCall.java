@@ -19,7 +19,7 @@ import java.util.function.Supplier;
 
 /**
  * A call made through {@link Retry#hedged}: the first attempt, and a hedge once the target's delay
- * has passed without an answer, until one of them decides the call (SPEC §16):
+ * has passed without an answer, until one of them decides the call (design §16):
  * <ul>
  *   <li>the first <em>definitive</em> answer wins: OK, or an application status ({@link
  *       CallOutcome#definitive}); the other attempt is cancelled;

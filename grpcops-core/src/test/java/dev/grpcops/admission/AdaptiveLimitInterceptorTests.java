@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The adaptive limit behind a real gRPC server (in-process, direct executor, one fake clock for
- * admission and fault injection): what it takes as a sample and what it leaves out (SPEC §19).
+ * admission and fault injection): what it takes as a sample and what it leaves out (design §19).
  */
 @Timeout(30)
 class AdaptiveLimitInterceptorTests {

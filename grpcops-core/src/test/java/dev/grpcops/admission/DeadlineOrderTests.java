@@ -12,7 +12,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Earliest deadline first within a fair queue, and the answer at dequeue, on a fake clock (SPEC §19). */
+/** Earliest deadline first within a fair queue, and the answer at dequeue, on a fake clock (design §19). */
 class DeadlineOrderTests {
 
     /** Not registered as an extension: calls still queued at a test's end keep their time-outs pending. */

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A hop that calls downstream, with its admission built by {@code callsDownstream(rules)}: the
  * allowance of a queued call already sets min-downstream aside, so the work it is judged to need
- * is its own, not the time its hop spends waiting downstream as well (SPEC §19). In front of a real
+ * is its own, not the time its hop spends waiting downstream as well (design §19). In front of a real
  * gRPC server (in-process, direct executor), the downstream calls counted by the channel's
  * cancellation budget, as the services' channels do, all on one fake clock.
  */

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * SPEC §16: a served call's seat is held until the calls it made downstream have ended, so that a
+ * design §16: a served call's seat is held until the calls it made downstream have ended, so that a
  * caller cancelling fan-outs cannot leave downstream work running beside its seats. A front server
  * with one seat calls a Stock that holds its calls, through a channel whose cancellation budget
  * sends one cancellation and defers the rest (its clock stands still).

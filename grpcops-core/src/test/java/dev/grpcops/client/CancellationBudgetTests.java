@@ -34,7 +34,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A caller cancelling a fan-out of a thousand calls at once, over one connection to a server whose
- * rapid-reset guard allows 200 RST_STREAM frames a second (SPEC §16): with the channel's cancellation
+ * rapid-reset guard allows 200 RST_STREAM frames a second (design §16): with the channel's cancellation
  * budget the connection, shared with everyone else's calls, stays up; without it the server closes it.
  */
 @Timeout(60)

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Outlier ejection counts only what says a replica is broken (SPEC §16): three in-process replicas
+ * Outlier ejection counts only what says a replica is broken (design §16): three in-process replicas
  * picked in turn (so that only ejection moves the shares), judged every second of fake time by the
  * defaults (30 % of 10 calls or more, 10 s out, never more than a third).
  */

@@ -114,7 +114,7 @@ class ReadinessGateTests {
     }
 
     /**
-     * SPEC §16 (interaction matrix: flapping or restarting × readiness gate): once the channel has
+     * design §16 (interaction matrix: flapping or restarting × readiness gate): once the channel has
      * been READY, a replica that goes away fails the next call at once with UNAVAILABLE, for the
      * caller to retry elsewhere, instead of holding it until its deadline.
      */
@@ -148,7 +148,7 @@ class ReadinessGateTests {
     }
 
     /**
-     * SPEC §16 (a caller cancelling fan-outs × readiness gate): calls waiting for a replica that is
+     * design §16 (a caller cancelling fan-outs × readiness gate): calls waiting for a replica that is
      * not up yet end CANCELLED as soon as their caller cancels, and none of them reaches the replica
      * once it is up.
      */

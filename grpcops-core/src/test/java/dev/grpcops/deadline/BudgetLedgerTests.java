@@ -31,7 +31,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Each hop's ledger line, and the waterfall a caller with the token gets back, over real in-process gRPC (SPEC §19). */
+/** Each hop's ledger line, and the waterfall a caller with the token gets back, over real in-process gRPC (design §19). */
 @Timeout(30)
 class BudgetLedgerTests {
 

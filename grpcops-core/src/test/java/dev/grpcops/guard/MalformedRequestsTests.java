@@ -76,6 +76,36 @@ class MalformedRequestsTests {
         assertThat(handled).hasValue(0);
     }
 
+    /**
+     * What the guard saves a caller from: without it grpc-java fails the call UNKNOWN "Application
+     * error processing RPC" (the parse failure escapes its listener, which ends the call so), not
+     * INVALID_ARGUMENT, and the caller cannot tell its own mistake from a server bug.
+     */
+    @Test
+    void withoutTheGuardGrpcJavaFailsAnUndecodableRequestUnknown() throws Exception {
+        String name = InProcessServerBuilder.generateName();
+        Server unguarded = InProcessServerBuilder.forName(name)
+                .addService(new CountingStock().bindService())
+                .build()
+                .start();
+        ManagedChannel toUnguarded = InProcessChannelBuilder.forName(name).build();
+        try {
+            StatusRuntimeException failed = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> ClientCalls.blockingUnaryCall(
+                            toUnguarded,
+                            RAW_CHECK,
+                            CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+                            new byte[] {0x0a, 0x7f, 0x41, 0x42}));
+            assertThat(failed.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
+            assertThat(failed.getStatus().getDescription()).isEqualTo("Application error processing RPC");
+            assertThat(handled).hasValue(0);
+        } finally {
+            toUnguarded.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            unguarded.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void theServiceKeepsServingAfterGarbage() {
         for (int i = 0; i < 50; i++) {

@@ -36,7 +36,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The interaction matrix of SPEC §16, for the cells the client side decides: one of three in-process
+ * The interaction matrix of design §16, for the cells the client side decides: one of three in-process
  * Stock replicas turns bad (slow, stalled, erroring, shedding, flapping, restarting, absent at
  * start, or its callers cancel) while the balancer (peak-EWMA or in turn), outlier ejection, the
  * retry tokens, hedging and warm-up all run, on one fake clock. Each test asserts what a user would

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §4 over real gRPC: what the next hop receives, and the call that is never sent. */
+/** design §4 over real gRPC: what the next hop receives, and the call that is never sent. */
 class BudgetPropagationTests {
 
     private static final QuoteRequest QUOTE =

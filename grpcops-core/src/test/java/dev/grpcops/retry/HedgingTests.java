@@ -170,7 +170,7 @@ class HedgingTests {
     }
 
     /**
-     * SPEC §16: the delay learns from every first answer, whether or not its hedge was held back.
+     * design §16: the delay learns from every first answer, whether or not its hedge was held back.
      * Learned only when the hedge went out, the answers slower than the delay (exactly those whose
      * hedge was due) are the ones left out, the percentile falls, more hedges are due and held back,
      * and the delay ratchets down to its floor.
@@ -263,7 +263,7 @@ class HedgingTests {
         return Status.fromCode(code).withDescription("replica says " + code).asRuntimeException();
     }
 
-    /** SPEC §16, gRFC A6's non-fatal codes: a hedge that fails as a broken replica does not decide the call. */
+    /** design §16, gRFC A6's non-fatal codes: a hedge that fails as a broken replica does not decide the call. */
     @ParameterizedTest
     @CsvSource({"INTERNAL", "UNKNOWN", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "DATA_LOSS", "DEADLINE_EXCEEDED"})
     void aHedgeThatFailsWithoutAnAnswerWaitsForTheFirst(Status.Code code) throws Exception {

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Adaptive seats (SPEC §19), measured: the chain as processes, a flood of Checkouts (no deadline,
+ * Adaptive seats (design §19), measured: the chain as processes, a flood of Checkouts (no deadline,
  * one caller, {@code adaptive.inflight} in flight) beside a polite caller (20 Checkouts/s of 3
  * SKUs at a 1 s deadline), through six phases: the flood's first seconds ({@code adaptive.onset},
  * default 10 s), steady, Stock answering 200 ms late (a fault delay: held answers, Stock's capacity

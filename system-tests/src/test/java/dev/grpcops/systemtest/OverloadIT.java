@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /**
- * SPEC §9 with the jars as processes at their defaults (admission on): floods of Checkouts with no
+ * design §9 with the jars as processes at their defaults (admission on): floods of Checkouts with no
  * deadline beside a caller sending 20 Checkouts/s at a 1 s deadline. Asserted as a user checks it:
  * the polite caller's Checkouts complete within their deadline, the flood is told to back off
  * ({@code RESOURCE_EXHAUSTED}, never {@code UNAVAILABLE}), criticality caps hold, a burst adds no
@@ -197,7 +197,7 @@ class OverloadIT {
     }
 
     /**
-     * SPEC §16: a caller that cancels Checkouts of 100 SKUs as fast as admission lets it in makes
+     * design §16: a caller that cancels Checkouts of 100 SKUs as fast as admission lets it in makes
      * Edge cancel thousands of Quotes a second on its connection to Pricing, past Pricing's
      * rapid-reset guard; Edge keeps the cancellations it sends within its budget (the rest end for
      * their caller at once), so Pricing never closes that connection under the polite caller's

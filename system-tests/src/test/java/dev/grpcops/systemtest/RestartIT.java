@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §10: restarts of Stock under steady load ({@link WhoAmIRestartIT} restarts WhoAmI). Every
+ * design §10: restarts of Stock under steady load ({@link WhoAmIRestartIT} restarts WhoAmI). Every
  * replica drains before it stops (NOT_SERVING, wait, GOAWAY, finish calls in flight);
  * health-checking clients move away in time.
  * Measured numbers are appended to target/restart-numbers.txt (quoted in docs/operations.md,

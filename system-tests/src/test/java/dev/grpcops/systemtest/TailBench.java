@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The tail benchmark of SPEC §13 (scripts/bench-tail.sh; the behaviour is asserted by {@link TailIT}):
+ * The tail benchmark of design §13 (scripts/bench-tail.sh; the behaviour is asserted by {@link TailIT}):
  * three Stock replicas on 127.0.0.2-4, Pricing and Edge on 127.0.0.1, Checkouts of 5 SKUs with a 1 s
  * deadline at a steady rate (open loop: latency from each call's intended start). Each scenario
  * injects one fault into one Stock replica through its admin service: none, slow (+200 ms on every
@@ -196,7 +196,7 @@ class TailBench {
             }
         }
 
-        // A benchmark reports; TailIT asserts the behaviour. The goal of SPEC §13, per fault: p99 at
+        // A benchmark reports; TailIT asserts the behaviour. The goal of design §13, per fault: p99 at
         // most 1.25 x the healthy slices' p99 + 10 ms, complete >= 99.9 %, Stock calls per Quote <= 1.05.
     }
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * One bad replica of three does not reach the caller (SPEC §13), checked as a user would: three Stock
+ * One bad replica of three does not reach the caller (design §13), checked as a user would: three Stock
  * replicas on 127.0.0.2-4, Pricing and Edge with the defaults, Checkouts of 5 SKUs with a 1 s
  * deadline, one fault at a time injected into one replica through its admin service. Asserted from
  * the services' own metrics and the answers: the bad replica's share of Stock's calls once it is found

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §10: a rolling restart of the WhoAmI replicas under a client's spread load (health-checked
+ * design §10: a rolling restart of the WhoAmI replicas under a client's spread load (health-checked
  * round robin over the three pods) fails no call. The Stock restarts are {@link RestartIT}'s.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)

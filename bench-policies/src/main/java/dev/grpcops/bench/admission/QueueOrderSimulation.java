@@ -17,7 +17,7 @@ import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 
 /**
- * Admission's queue orders side by side under a flood (SPEC §19): the real {@link Admission} on a
+ * Admission's queue orders side by side under a flood (design §19): the real {@link Admission} on a
  * simulated clock, so that both orders meet exactly the same calls and the result does not depend on
  * the machine. A server of {@code seats} seats, each call needing 10 ms plus an exponential 10 ms of
  * work; three noisy callers offering together {@code flood} × its capacity, with budgets anywhere

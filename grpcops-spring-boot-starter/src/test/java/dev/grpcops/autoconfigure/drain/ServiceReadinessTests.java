@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
-/** A service's readiness in the health service, from the moment the server listens (SPEC §16). */
+/** A service's readiness in the health service, from the moment the server listens (design §16). */
 class ServiceReadinessTests {
 
     private static final String SERVICE = "grpcops.v1.WhoAmI";
