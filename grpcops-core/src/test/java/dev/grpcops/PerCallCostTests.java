@@ -1,0 +1,351 @@
+package dev.grpcops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.common.util.concurrent.FutureCallback;
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.MoreExecutors;
+import dev.grpcops.admission.Admission;
+import dev.grpcops.admission.AdmissionConfig;
+import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.client.CancellationBudget;
+import dev.grpcops.client.ServiceConfigs;
+import dev.grpcops.deadline.BudgetInterceptors;
+import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.drain.InFlightCalls;
+import dev.grpcops.proto.chain.v1.CheckReply;
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.CheckoutReply;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.chain.v1.Line;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteReply;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.BindableService;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.ManagedChannel;
+import io.grpc.NameResolver;
+import io.grpc.NameResolverProvider;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.inprocess.InProcessSocketAddress;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What one Checkout costs the library, held by the build: the bytes allocated for one Checkout
+ * through the three hops in process, each served through {@link ServerStack} and calling through
+ * {@link ChannelStack} with every feature a service runs by default (warm-up mark, budget,
+ * admission with seats for downstream calls, in-flight count, malformed-request guard; retry
+ * attempts, budget, caller forwarding, readiness, cancellation budget, peak-EWMA balancing under
+ * outlier detection). Allocation is counted, not timed: it does not depend on the machine's
+ * load, so a 10 % step shows where a timing benchmark on two shared cores cannot see one.
+ *
+ * <p>The budget is {@code per-call-budget.properties}; raising it is a commit that says why. The
+ * count is the JVM's own (per-thread allocated bytes, every thread of the process), after a
+ * warm-up long enough for the JIT to have compiled the path, the least of a few rounds.
+ */
+class PerCallCostTests {
+
+    private static final int WARM_UP_CHECKOUTS = 30_000;
+    private static final int ROUNDS = 5;
+    private static final int CHECKOUTS_PER_ROUND = 5_000;
+    /** How far over its budget a count may go before the build fails. */
+    private static final double TOLERANCE = 1.10;
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aCheckoutThroughTheThreeHopsAllocatesNoMoreThanItsBudget() throws Exception {
+        Properties budget = budget();
+        long budgetBytes = Long.parseLong(budget.getProperty("checkout.bytes"));
+        try (Chain chain = new Chain(true)) {
+            long measured = chain.bytesPerCheckout();
+            System.out.printf(
+                    "PerCallCost: a Checkout through the three hops, every default feature on: %d bytes (budget %d, %+.1f %%)%n",
+                    measured, budgetBytes, 100.0 * (measured - budgetBytes) / budgetBytes);
+            assertThat(measured)
+                    .as(
+                            "bytes allocated per Checkout: %d, %.1f %% over the budget of %d bytes"
+                                    + " (per-call-budget.properties); find what the change allocates per call,"
+                                    + " or raise the budget in a commit that says why",
+                            measured, 100.0 * (measured - budgetBytes) / budgetBytes, budgetBytes)
+                    .isLessThanOrEqualTo((long) (budgetBytes * TOLERANCE));
+        }
+    }
+
+    /**
+     * The same chain with plain grpc-java channels and servers (no stack at all): what the library
+     * adds is the difference, printed for the benchmarks page and held to be a share of the whole,
+     * so that the budget above cannot pass by a change to the bare chain alone.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void theBareChainAllocatesLessThanTheStackedOne() throws Exception {
+        long bare;
+        try (Chain chain = new Chain(false)) {
+            bare = chain.bytesPerCheckout();
+        }
+        long budgetBytes = Long.parseLong(budget().getProperty("checkout.bytes"));
+        System.out.printf(
+                "PerCallCost: the bare chain: %d bytes per Checkout; the stacks' budget adds %d%n",
+                bare, budgetBytes - bare);
+        assertThat(bare).isPositive().isLessThan(budgetBytes);
+    }
+
+    private static Properties budget() throws IOException {
+        Properties budget = new Properties();
+        try (InputStream in = PerCallCostTests.class.getResourceAsStream("/per-call-budget.properties")) {
+            budget.load(in);
+        }
+        return budget;
+    }
+
+    /** Edge → Pricing → Stock in process, direct executors: a Checkout runs on the caller's thread. */
+    private static final class Chain implements AutoCloseable {
+
+        private final List<Server> servers = new ArrayList<>();
+        private final List<ManagedChannel> channels = new ArrayList<>();
+        private final EdgeGrpc.EdgeBlockingStub edge;
+
+        Chain(boolean stacked) throws IOException {
+            String name = InProcessServerBuilder.generateName();
+            serve(name + "-stock", stacked, new Stock());
+            ManagedChannel toStock = channel(name + "-stock", stacked);
+            serve(name + "-pricing", stacked, new Pricing(StockGrpc.newFutureStub(toStock)));
+            ManagedChannel toPricing = channel(name + "-pricing", stacked);
+            serve(name + "-edge", stacked, new Edge(PricingGrpc.newFutureStub(toPricing)));
+            ManagedChannel toEdge = InProcessChannelBuilder.forName(name + "-edge")
+                    .directExecutor()
+                    .build();
+            channels.add(toEdge);
+            edge = EdgeGrpc.newBlockingStub(toEdge);
+        }
+
+        long bytesPerCheckout() {
+            CheckoutRequest request = CheckoutRequest.newBuilder().addSkus("a").build();
+            for (int i = 0; i < WARM_UP_CHECKOUTS; i++) {
+                checkout(request);
+            }
+            long least = Long.MAX_VALUE;
+            for (int round = 0; round < ROUNDS; round++) {
+                long before = allocatedBytes();
+                for (int i = 0; i < CHECKOUTS_PER_ROUND; i++) {
+                    checkout(request);
+                }
+                least = Math.min(least, (allocatedBytes() - before) / CHECKOUTS_PER_ROUND);
+            }
+            return least;
+        }
+
+        private void checkout(CheckoutRequest request) {
+            CheckoutReply reply = edge.withDeadlineAfter(2, TimeUnit.SECONDS).checkout(request);
+            if (!reply.getLines(0).getAvailable()) {
+                throw new AssertionError("a Checkout failed: " + reply);
+            }
+        }
+
+        private void serve(String name, boolean stacked, BindableService service) throws IOException {
+            InProcessServerBuilder server = InProcessServerBuilder.forName(name).directExecutor();
+            if (stacked) {
+                ServerStack stack = ServerStack.builder()
+                        .warmUp()
+                        .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS).build())
+                        .admission(AdmissionInterceptors.server(Admission.builder(
+                                                AdmissionConfig.builder().build())
+                                        .build())
+                                .callsDownstream(BudgetRules.DEFAULTS))
+                        .inFlight(new InFlightCalls(Set.of()))
+                        .build();
+                server.addService(stack.intercept(service));
+            } else {
+                server.addService(service);
+            }
+            servers.add(server.build().start());
+        }
+
+        private ManagedChannel channel(String name, boolean stacked) {
+            InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget("replicas:///" + name)
+                    .nameResolverFactory(new OneReplica(name))
+                    .directExecutor();
+            ManagedChannel channel = stacked
+                    ? ChannelStack.builder()
+                            .retryAttempts()
+                            .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS)
+                                    .build())
+                            .callerForwarding()
+                            .readiness(Duration.ofSeconds(5))
+                            .cancellations(CancellationBudget::builder)
+                            .serviceConfig(ServiceConfigs.builder().build())
+                            .build()
+                            .channel(builder)
+                    : builder.defaultServiceConfig(ServiceConfigs.roundRobin()).build();
+            channels.add(channel);
+            return channel;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            for (ManagedChannel channel : channels) {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+            for (Server server : servers) {
+                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** Bytes every live thread of this JVM has allocated so far. */
+    private static long allocatedBytes() {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        return Arrays.stream(threads.getThreadAllocatedBytes(threads.getAllThreadIds()))
+                .filter(bytes -> bytes > 0)
+                .sum();
+    }
+
+    /** A resolver for one in-process replica, as a Service's DNS name with one pod behind it. */
+    private static final class OneReplica extends NameResolverProvider {
+
+        private final String address;
+
+        OneReplica(String address) {
+            this.address = address;
+        }
+
+        @Override
+        public NameResolver newNameResolver(URI target, NameResolver.Args args) {
+            return new NameResolver() {
+                @Override
+                public String getServiceAuthority() {
+                    return address;
+                }
+
+                @Override
+                public void start(Listener2 listener) {
+                    listener.onResult(ResolutionResult.newBuilder()
+                            .setAddresses(List.of(new EquivalentAddressGroup(new InProcessSocketAddress(address))))
+                            .build());
+                }
+
+                @Override
+                public void shutdown() {}
+            };
+        }
+
+        @Override
+        public String getDefaultScheme() {
+            return "replicas";
+        }
+
+        @Override
+        public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
+            return List.of(InProcessSocketAddress.class);
+        }
+
+        @Override
+        protected boolean isAvailable() {
+            return true;
+        }
+
+        @Override
+        protected int priority() {
+            return 5;
+        }
+    }
+
+    private static final class Stock extends StockGrpc.StockImplBase {
+        @Override
+        public void check(CheckRequest request, StreamObserver<CheckReply> responses) {
+            responses.onNext(
+                    CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
+            responses.onCompleted();
+        }
+    }
+
+    private static final class Pricing extends PricingGrpc.PricingImplBase {
+
+        private final StockGrpc.StockFutureStub stock;
+
+        Pricing(StockGrpc.StockFutureStub stock) {
+            this.stock = stock;
+        }
+
+        @Override
+        public void quote(QuoteRequest request, StreamObserver<QuoteReply> responses) {
+            Futures.addCallback(
+                    stock.check(
+                            CheckRequest.newBuilder().setSku(request.getSku()).build()),
+                    new FutureCallback<>() {
+                        @Override
+                        public void onSuccess(CheckReply reply) {
+                            responses.onNext(QuoteReply.newBuilder()
+                                    .setSku(reply.getSku())
+                                    .setQty(reply.getQty())
+                                    .build());
+                            responses.onCompleted();
+                        }
+
+                        @Override
+                        public void onFailure(Throwable failure) {
+                            responses.onError(Status.fromThrowable(failure).asRuntimeException());
+                        }
+                    },
+                    MoreExecutors.directExecutor());
+        }
+    }
+
+    private static final class Edge extends EdgeGrpc.EdgeImplBase {
+
+        private final PricingGrpc.PricingFutureStub pricing;
+
+        Edge(PricingGrpc.PricingFutureStub pricing) {
+            this.pricing = pricing;
+        }
+
+        @Override
+        public void checkout(CheckoutRequest request, StreamObserver<CheckoutReply> responses) {
+            Futures.addCallback(
+                    pricing.quote(
+                            QuoteRequest.newBuilder().setSku(request.getSkus(0)).build()),
+                    new FutureCallback<>() {
+                        @Override
+                        public void onSuccess(QuoteReply reply) {
+                            responses.onNext(CheckoutReply.newBuilder()
+                                    .addLines(Line.newBuilder()
+                                            .setSku(reply.getSku())
+                                            .setAvailable(true))
+                                    .build());
+                            responses.onCompleted();
+                        }
+
+                        @Override
+                        public void onFailure(Throwable failure) {
+                            responses.onNext(CheckoutReply.newBuilder()
+                                    .addLines(Line.newBuilder()
+                                            .setSku(request.getSkus(0))
+                                            .setAvailable(false))
+                                    .build());
+                            responses.onCompleted();
+                        }
+                    },
+                    MoreExecutors.directExecutor());
+        }
+    }
+}
