@@ -31,9 +31,8 @@ import org.slf4j.LoggerFactory;
  * <p>Unlike APF, a call that finds a seat free skips the queues (no hashing on the fast path): fair
  * order is kept among the calls that wait, which is when it matters.
  *
- * <p>One class over 400 lines: the seats, the levels' shares and queues, the limit and the queue
- * time-outs change together under one lock, and split they would spread that lock's invariants over
- * several files. The fair queues' arithmetic is {@link QueueSet}'s, the adaptive limit's
+ * <p>The seats, the levels' shares and queues, the limit and the queue time-outs change together
+ * under one lock, in this one class: split, that lock's invariants would spread over several files. The fair queues' arithmetic is {@link QueueSet}'s, the adaptive limit's
  * {@link GradientLimit}'s.
  */
 public final class Admission {

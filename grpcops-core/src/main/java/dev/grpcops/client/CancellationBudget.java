@@ -66,8 +66,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  * Install one per channel: the budget is the channel's, shared by its connections.
  *
- * <p>One class over 400 lines: the interceptor, the call it wraps and the listener downstream share
- * one budget and the cancellations it holds back, nested so that no other file sees them.
+ * <p>The interceptor, the call it wraps and the listener downstream share one budget and the
+ * cancellations it holds back: they are nested so that no other file sees them.
  */
 public final class CancellationBudget implements ClientInterceptor {
 

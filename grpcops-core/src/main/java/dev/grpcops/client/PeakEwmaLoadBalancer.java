@@ -1,23 +1,17 @@
 package dev.grpcops.client;
 
-import dev.grpcops.internal.PickHint;
-import dev.grpcops.internal.WarmUpMark;
 import io.grpc.ClientStreamTracer;
 import io.grpc.ConnectivityState;
-import io.grpc.Deadline;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
-import io.grpc.util.ForwardingClientStreamTracer;
 import io.grpc.util.MultiChildLoadBalancer;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -27,16 +21,15 @@ import java.util.random.RandomGenerator;
  * ready replicas that are not ejected. Peak-EWMA draws two of them at random and takes the one with
  * the lower cost = peak-EWMA latency × (outstanding + 1); with few replicas ({@code compareAllUpTo})
  * it also looks at every one, and passes over the one drawn while its latency is more than {@value
- * #FULL_VIEW_VETO} times the fastest's, but for one probe a second. A call with a deadline in its
+ * Picker#FULL_VIEW_VETO} times the fastest's, but for one probe a second. A call with a deadline in its
  * call options (a stub's {@code withDeadline}, or the budget interceptor's; a deadline only in the
  * caller's {@code Context} is not seen here) does not go to a replica whose latency cost is more
  * than what is left of it while one within it is in the choice (every replica, or the two drawn). Every call's latency and {@link CallOutcome}
  * feed its replica when the call ends, from the stream's tracer: the cost, and the counts that
  * {@link OutlierDetection} judges once an interval in the synchronization context.
  *
- * <p>One class over 400 lines: the balancer, its replicas and its picker share the replica list and
- * the config that the synchronization context swaps, and are nested so that no other file sees that
- * state. The cost arithmetic is {@link PeakEwma}'s, ejection {@link OutlierDetection}'s.
+ * <p>The picks are {@link Picker}'s, over a snapshot of the replicas in the choice; the cost
+ * arithmetic is {@link PeakEwma}'s, ejection {@link OutlierDetection}'s.
  */
 final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
@@ -58,21 +51,6 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     static final long SLOW_START_AWAY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
-     * How much slower (peak-EWMA latency) than the fastest replica in the pick the one the draws
-     * pick may be before a fast one is taken instead (while every replica is compared): twice, so
-     * that replicas of about the same latency share the calls by the two draws alone, and one
-     * clearly faster is never passed over for a slow one.
-     */
-    static final double FULL_VIEW_VETO = 2.0;
-
-    /**
-     * And at least this much slower: between replicas that answer in a millisecond or two, twice is
-     * noise (a collection pause, a scheduling hiccup), and passing one over for it would leave its
-     * share to the others until its cost decays.
-     */
-    static final long FULL_VIEW_MIN_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-
-    /**
      * A replica passed over for its latency still gets a call this often when it has none
      * outstanding: its probe, so that one whose first answers were slow (a cold JVM, a first
      * connection) is heard from again and its latency can fall, while one that stays slow costs
@@ -86,9 +64,6 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
     /** A replica that has answered every call sent to it before its last answer. */
     static final long NOT_WAITING = Long.MIN_VALUE;
-
-    /** A call without a deadline: no replica is too slow for it. */
-    static final long NO_BUDGET = Long.MAX_VALUE;
 
     /** A replica's cost before it has answered, when no other replica has either. */
     static final long INITIAL_COST_NANOS = 5_000_000L;
@@ -107,6 +82,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO,
             PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START.toNanos());
     private SubchannelPicker currentPicker;
+    /** The rules the pickers were last made with (the synchronization context only). */
+    private Picker.Rules rules;
+
     private SynchronizationContext.ScheduledHandle judging;
     /** Replicas in TRANSIENT_FAILURE at the last count, as told to {@link ReplicasDown}. */
     private int down;
@@ -261,7 +239,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 }
             }
             // Ejection leaves at least one replica in: should it not, the ejected still beat no answer.
-            update(ConnectivityState.READY, new Picker(inPick.isEmpty() ? ready : inPick));
+            List<Replica> replicas = new ArrayList<>(inPick.size());
+            for (ChildLbState child : inPick.isEmpty() ? ready : inPick) {
+                replicas.add((Replica) child);
+            }
+            update(ConnectivityState.READY, new Picker(replicas, pickRules()));
             return;
         }
         List<ChildLbState> failing = new ArrayList<>();
@@ -283,6 +265,16 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                         : failing.get(random.get().nextInt(failing.size())).getCurrentPicker());
     }
 
+    /** The rules of this balancer's picks under its current config: the same object while that holds. */
+    private Picker.Rules pickRules() {
+        Picker.Rules rules = this.rules;
+        if (rules == null || rules.compareAllUpTo() != config.compareAllUpTo()) {
+            rules = new Picker.Rules(roundRobin, config.compareAllUpTo(), nanoClock, random, nextInTurn);
+            this.rules = rules;
+        }
+        return rules;
+    }
+
     private void update(ConnectivityState state, SubchannelPicker picker) {
         if (state != currentConnectivityState || !picker.equals(currentPicker)) {
             getHelper().updateBalancingState(state, picker);
@@ -292,7 +284,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     }
 
     /** One replica: its pick_first child, its calls outstanding, its peak-EWMA latency, its standing with ejection. */
-    final class Replica extends ChildLbState {
+    final class Replica extends ChildLbState implements Picker.Candidate {
 
         private final AtomicInteger outstanding = new AtomicInteger();
         /**
@@ -324,7 +316,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         /** When its slow start began; {@link Long#MIN_VALUE}: none (read from the picker's threads). */
         private volatile long slowStartSince = Long.MIN_VALUE;
         /** Set when a slow start begins, cleared by the pick that reports it ({@link BalancingListener}). */
-        final java.util.concurrent.atomic.AtomicBoolean slowStartUnreported =
+        private final java.util.concurrent.atomic.AtomicBoolean slowStartUnreported =
                 new java.util.concurrent.atomic.AtomicBoolean();
         /**
          * When the first call sent to it since its last answer was sent; {@link #NOT_WAITING} once it
@@ -385,7 +377,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * whose node went silent answers nothing, and must not look faster for it; calls its callers
          * gave up on, hedges that lost, tell nothing of it).
          */
-        double cost(long now) {
+        @Override
+        public double cost(long now) {
             double decayed = latency.cost(now, config.decayNanos());
             long since = unansweredSince.get();
             return since == NOT_WAITING ? decayed : Math.max(decayed, now - since);
@@ -396,7 +389,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * takes no part in the comparison: it gets its share of the picks from {@link
          * Picker#slowStartPick} instead.
          */
-        double load(long now) {
+        @Override
+        public double load(long now) {
             if (inSlowStart(now)) {
                 return Double.POSITIVE_INFINITY;
             }
@@ -408,7 +402,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * serving (new, or back after a second or more away), not for those a channel starts with,
          * nor for a reconnect; round robin has none.
          */
-        boolean inSlowStart(long now) {
+        @Override
+        public boolean inSlowStart(long now) {
             long since = slowStartSince;
             long window = config.slowStartNanos();
             return since != Long.MIN_VALUE && !roundRobin && window > 0 && now - since < window;
@@ -419,13 +414,15 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * to 1 at the end of the window, so that a JIT-cold replica's share of the calls ramps up and
          * is never zero (Envoy's {@code min_weight_percent}).
          */
-        double slowStartWeight(long now) {
+        @Override
+        public double slowStartWeight(long now) {
             return Math.max(
                     SLOW_START_MIN_WEIGHT, Math.max(0, now - slowStartSince) / (double) config.slowStartNanos());
         }
 
         /** When its slow start ends; {@link Long#MIN_VALUE} when it has none. */
-        long slowStartEnds() {
+        @Override
+        public long slowStartEnds() {
             long since = slowStartSince;
             return since == Long.MIN_VALUE || roundRobin || config.slowStartNanos() <= 0
                     ? Long.MIN_VALUE
@@ -433,7 +430,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         }
 
         /** Whether a call may go to it as its probe now; claims the probe if so. */
-        boolean claimProbe(long now) {
+        @Override
+        public boolean claimProbe(long now) {
             long last = lastProbe.get();
             if (probeDue(now, last) && lastProbe.compareAndSet(last, now)) {
                 probeAnswerPending = true;
@@ -443,7 +441,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         }
 
         /** Whether a probe would be due now: cheap reads only, checked on every pick before any cost. */
-        boolean probeDue(long now) {
+        @Override
+        public boolean probeDue(long now) {
             return probeDue(now, lastProbe.get());
         }
 
@@ -455,6 +454,31 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
         int outstanding() {
             return outstanding.get();
+        }
+
+        @Override
+        public Object key() {
+            return getKey();
+        }
+
+        @Override
+        public SubchannelPicker picker() {
+            return getCurrentPicker();
+        }
+
+        @Override
+        public ClientStreamTracer.Factory tracers() {
+            return tracers;
+        }
+
+        @Override
+        public boolean slowStartUnreported() {
+            return slowStartUnreported.get();
+        }
+
+        @Override
+        public boolean claimSlowStartReport() {
+            return slowStartUnreported.compareAndSet(true, false);
         }
 
         /**
@@ -524,310 +548,6 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         public void streamClosed(Status status) {
             long now = nanoClock.getAsLong();
             replica.ended(now - startNanos, CallOutcome.of(status, trailers), now);
-        }
-    }
-
-    /** The ready replicas that are not ejected: two at random, the cheaper one; or in turn. */
-    final class Picker extends SubchannelPicker {
-
-        private final Replica[] ready;
-        private final SubchannelPicker[] pickers;
-        /** When the last slow start of a replica in this pick ends: until then picks look for one. */
-        private final long slowStartsEnd;
-        /** Replicas whose slow start no pick has reported yet; null when none (most pickers). */
-        private volatile List<Replica> slowStartsToReport;
-
-        Picker(Collection<ChildLbState> children) {
-            this.ready = children.stream().map(Replica.class::cast).toArray(Replica[]::new);
-            this.pickers = new SubchannelPicker[ready.length];
-            List<Replica> toReport = null;
-            long lastEnd = Long.MIN_VALUE;
-            for (int i = 0; i < ready.length; i++) {
-                lastEnd = Math.max(lastEnd, ready[i].slowStartEnds());
-                pickers[i] = ready[i].getCurrentPicker();
-                if (ready[i].slowStartUnreported.get()) {
-                    toReport = toReport == null ? new ArrayList<>(1) : toReport;
-                    toReport.add(ready[i]);
-                }
-            }
-            this.slowStartsToReport = toReport;
-            this.slowStartsEnd = lastEnd;
-        }
-
-        /** Each slow start once, to the listener of the first call picked after it began. */
-        private void reportSlowStarts(BalancingListener listener) {
-            List<Replica> toReport = slowStartsToReport;
-            slowStartsToReport = null;
-            if (toReport != null) {
-                for (Replica replica : toReport) {
-                    if (replica.slowStartUnreported.compareAndSet(true, false)) {
-                        listener.slowStartBegan();
-                    }
-                }
-            }
-        }
-
-        /** Whether the replica keyed {@code key} is in this picker's choice (for tests that wait for it). */
-        boolean offers(Predicate<Object> key) {
-            for (Replica replica : ready) {
-                if (key.test(replica.getKey())) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        @Override
-        public PickResult pickSubchannel(PickSubchannelArgs args) {
-            PickHint hint = args.getCallOptions().getOption(PickHint.KEY);
-            Object avoid = hint == null ? null : hint.avoid();
-            Deadline deadline = args.getCallOptions().getDeadline();
-            BalancingListener listener = args.getCallOptions().getOption(LISTENER);
-            if (slowStartsToReport != null && listener != BalancingListener.NONE) {
-                reportSlowStarts(listener);
-            }
-            int chosen = choose(
-                    excluded(avoid),
-                    deadline == null ? NO_BUDGET : deadline.timeRemaining(TimeUnit.NANOSECONDS),
-                    listener);
-            Replica replica = ready[chosen];
-            PickResult result = pickers[chosen].pickSubchannel(args);
-            if (result.getSubchannel() == null) {
-                return result;
-            }
-            if (hint != null) {
-                hint.picked(replica.getKey());
-            }
-            if (args.getCallOptions().getOption(WarmUpMark.OPTION)) {
-                return result; // the process's own warm-up: no latency, no failure learned from it
-            }
-            ClientStreamTracer.Factory inner = result.getStreamTracerFactory();
-            return result.copyWithStreamTracerFactory(
-                    inner == null ? replica.tracers : chained(replica.tracers, inner));
-        }
-
-        /** The index of the replica to keep away from, or -1. */
-        private int excluded(Object avoid) {
-            if (avoid != null && ready.length > 1) {
-                for (int i = 0; i < ready.length; i++) {
-                    if (ready[i].getKey().equals(avoid)) {
-                        return i;
-                    }
-                }
-            }
-            return -1;
-        }
-
-        /** {@code budgetNanos}: what is left of the call's deadline, {@link #NO_BUDGET} for none. */
-        private int choose(int excluded, long budgetNanos, BalancingListener listener) {
-            int n = ready.length;
-            if (n == 1) {
-                return 0;
-            }
-            int candidates = excluded >= 0 ? n - 1 : n;
-            if (roundRobin) {
-                int next = Math.floorMod(nextInTurn.getAndIncrement(), candidates);
-                return excluded >= 0 && next >= excluded ? next + 1 : next;
-            }
-            if (candidates == 1) {
-                return excluded == 0 ? 1 : 0;
-            }
-            RandomGenerator draw = random.get();
-            long now = nanoClock.getAsLong();
-            if (now - slowStartsEnd < 0) {
-                int slowStarting = slowStartPick(excluded, candidates, now, budgetNanos, draw);
-                if (slowStarting >= 0) {
-                    return slowStarting;
-                }
-            }
-            int a = draw.nextInt(candidates);
-            int b = draw.nextInt(candidates - 1);
-            if (b >= a) {
-                b++;
-            }
-            if (excluded >= 0) {
-                a = a >= excluded ? a + 1 : a;
-                b = b >= excluded ? b + 1 : b;
-            }
-            double loadA = ready[a].load(now);
-            double loadB = ready[b].load(now);
-            int winner = loadA < loadB || loadA == loadB && draw.nextBoolean() ? a : b;
-            if (candidates > 2 && candidates <= config.compareAllUpTo()) {
-                // Two of three replicas slow: both drawn are slow a third of the time, and a slow
-                // one drawn beside a busy fast one wins on load once its latency has decayed a
-                // little. With few replicas every one is looked at, and the one drawn is judged by
-                // latency (calls outstanding are what the two draws balance already), but for its
-                // probe.
-                double fastest = lowestCost(excluded, now);
-                double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
-                int probed = dueProbe(excluded, now, limit, budgetNanos);
-                if (probed >= 0) {
-                    listener.probed();
-                    return probed;
-                }
-                BalancingListener.PassedOver passedOver = null;
-                if (ready[winner].cost(now) > limit) {
-                    winner = fastest(excluded, now, limit, draw);
-                    passedOver = BalancingListener.PassedOver.LATENCY;
-                }
-                if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
-                    // Expected to answer after the call's deadline: one expected within it instead.
-                    int within = fastestWithin(excluded, now, budgetNanos, draw);
-                    if (within >= 0) {
-                        winner = within;
-                        passedOver = BalancingListener.PassedOver.DEADLINE;
-                    }
-                }
-                if (passedOver != null) {
-                    listener.passedOver(passedOver); // once a pick, for what decided it last
-                }
-                return winner;
-            }
-            if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
-                int other = winner == a ? b : a;
-                if (ready[other].cost(now) <= budgetNanos) {
-                    listener.passedOver(BalancingListener.PassedOver.DEADLINE);
-                    return other;
-                }
-            }
-            return winner;
-        }
-
-        /**
-         * A replica in its slow start, for this pick; -1 if none. It gets its first call at once and
-         * then one a second while it has none outstanding (its probe), and besides a share of the
-         * picks: its weight times an equal share ({@code weight / candidates}). It takes no part in
-         * the comparisons of the other picks, so that share is what it gets: never zero, whatever its
-         * peers' load, and never more while it is cold. One whose cost is beyond the call's budget is
-         * left out.
-         */
-        private int slowStartPick(int excluded, int candidates, long now, long budgetNanos, RandomGenerator draw) {
-            for (int i = 0; i < ready.length; i++) {
-                Replica replica = ready[i];
-                if (i == excluded || !replica.inSlowStart(now) || replica.cost(now) > budgetNanos) {
-                    continue;
-                }
-                if (replica.claimProbe(now) || draw.nextDouble() * candidates < replica.slowStartWeight(now)) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        /**
-         * A replica passed over for its latency ({@code limit}) whose probe is due, claimed; -1 if
-         * none: each gets its probe whatever the draws, also one that never wins them.
-         */
-        private int dueProbe(int excluded, long now, double limit, long budgetNanos) {
-            for (int i = 0; i < ready.length; i++) {
-                // The cheap checks first: most picks find no probe due, and need no cost computed again.
-                if (i != excluded && ready[i].probeDue(now)) {
-                    double cost = ready[i].cost(now);
-                    // A call that its latency says would end past its deadline is no probe: a later one is.
-                    if (cost > limit && cost <= budgetNanos && ready[i].claimProbe(now)) {
-                        return i;
-                    }
-                }
-            }
-            return -1;
-        }
-
-        /** The lowest latency cost of the replicas, {@code excluded} left out (no draw: most picks need no more). */
-        private double lowestCost(int excluded, long now) {
-            double lowest = Double.MAX_VALUE;
-            for (int i = 0; i < ready.length; i++) {
-                if (i != excluded) {
-                    lowest = Math.min(lowest, ready[i].cost(now));
-                }
-            }
-            return lowest;
-        }
-
-        /**
-         * The index of the replica with the lowest load among those whose latency cost is within
-         * {@code limit}, {@code excluded} left out; ties drawn at random.
-         */
-        private int fastest(int excluded, long now, double limit, RandomGenerator draw) {
-            int chosen = fastestWithin(excluded, now, limit, draw);
-            return chosen >= 0 ? chosen : (excluded == 0 ? 1 : 0);
-        }
-
-        /** As {@link #fastest}, but -1 when no replica's latency cost is within {@code limit}. */
-        private int fastestWithin(int excluded, long now, double limit, RandomGenerator draw) {
-            int chosen = -1;
-            double lowest = Double.MAX_VALUE;
-            int ties = 0;
-            for (int i = 0; i < ready.length; i++) {
-                if (i == excluded || ready[i].cost(now) > limit) {
-                    continue;
-                }
-                double load = ready[i].load(now);
-                if (chosen < 0 || load < lowest) {
-                    lowest = load;
-                    chosen = i;
-                    ties = 1;
-                } else if (load == lowest && draw.nextInt(++ties) == 0) {
-                    chosen = i;
-                }
-            }
-            return chosen;
-        }
-
-        private static ClientStreamTracer.Factory chained(
-                ClientStreamTracer.Factory ours, ClientStreamTracer.Factory inner) {
-            return new ClientStreamTracer.Factory() {
-                @Override
-                public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
-                    ClientStreamTracer first = ours.newClientStreamTracer(info, headers);
-                    ClientStreamTracer second = inner.newClientStreamTracer(info, headers);
-                    return new ForwardingClientStreamTracer() {
-                        @Override
-                        protected ClientStreamTracer delegate() {
-                            return second;
-                        }
-
-                        @Override
-                        public void inboundTrailers(Metadata trailers) {
-                            first.inboundTrailers(trailers);
-                            super.inboundTrailers(trailers);
-                        }
-
-                        @Override
-                        public void streamClosed(Status status) {
-                            first.streamClosed(status);
-                            super.streamClosed(status);
-                        }
-                    };
-                }
-            };
-        }
-
-        @Override
-        public int hashCode() {
-            int sum = 0;
-            for (SubchannelPicker picker : pickers) {
-                sum += picker.hashCode();
-            }
-            return sum;
-        }
-
-        /** Same replicas in the pick with the same pickers: the same picker (the balancer then sends no update). */
-        @Override
-        public boolean equals(Object other) {
-            if (!(other instanceof Picker that) || that.ready.length != ready.length) {
-                return false;
-            }
-            for (int i = 0; i < ready.length; i++) {
-                if (that.ready[i] != ready[i] || that.pickers[i] != pickers[i]) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        @Override
-        public String toString() {
-            return (roundRobin ? "RoundRobinPicker[" : "PeakEwmaPicker[") + ready.length + " in the pick]";
         }
     }
 }

@@ -23,7 +23,7 @@ public final class BalancerProbe {
      * {@code address}: ready and not ejected. False for any other picker.
      */
     public static boolean offers(LoadBalancer.SubchannelPicker picker, String address) {
-        return picker instanceof PeakEwmaLoadBalancer.Picker ours
+        return picker instanceof Picker ours
                 && ours.offers(key -> key.toString().contains(address));
     }
 }

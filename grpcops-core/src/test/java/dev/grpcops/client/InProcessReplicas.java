@@ -165,7 +165,7 @@ public final class InProcessReplicas implements AutoCloseable {
 
         /** Whether the balancer's current picker can pick this replica (ready, not ejected). */
         public boolean offered() {
-            return ours(balancerPicker) instanceof PeakEwmaLoadBalancer.Picker picker
+            return ours(balancerPicker) instanceof Picker picker
                     && picker.offers(key -> key.toString().contains(address + "]")
                             || key.toString().contains(address + ","));
         }
@@ -292,7 +292,7 @@ public final class InProcessReplicas implements AutoCloseable {
      * pickers that hold it in a field of theirs.
      */
     private static Object ours(Object picker) {
-        for (int depth = 0; depth < 5 && picker != null && !(picker instanceof PeakEwmaLoadBalancer.Picker); depth++) {
+        for (int depth = 0; depth < 5 && picker != null && !(picker instanceof Picker); depth++) {
             Object inner = null;
             for (java.lang.reflect.Field field : picker.getClass().getDeclaredFields()) {
                 if (io.grpc.LoadBalancer.SubchannelPicker.class.isAssignableFrom(field.getType())) {
