@@ -1,11 +1,11 @@
 package dev.grpcops;
 
 import dev.grpcops.admission.AdmissionInterceptors;
+import dev.grpcops.budget.BudgetInterceptors;
 import dev.grpcops.client.BalancingListener;
 import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ReadinessGate;
 import dev.grpcops.client.ServiceConfigs;
-import dev.grpcops.deadline.BudgetInterceptors;
 import dev.grpcops.retry.Retry;
 import dev.grpcops.tracing.GrpcTracing;
 import io.grpc.ClientInterceptor;

@@ -2,10 +2,10 @@ package dev.grpcops;
 
 import dev.grpcops.admin.AdminAuthorization;
 import dev.grpcops.admission.AdmissionInterceptors;
-import dev.grpcops.deadline.BudgetInterceptors;
-import dev.grpcops.drain.InFlightCalls;
+import dev.grpcops.budget.BudgetInterceptors;
 import dev.grpcops.fault.FaultInjection;
-import dev.grpcops.guard.MalformedRequests;
+import dev.grpcops.server.MalformedRequests;
+import dev.grpcops.shutdown.InFlightCalls;
 import dev.grpcops.tracing.GrpcTracing;
 import dev.grpcops.warmup.WarmUp;
 import io.grpc.BindableService;
@@ -170,7 +170,7 @@ public final class ServerStack {
             return layer(Layer.FAULTS, faults.interceptor());
         }
 
-        /** Counts the calls being served, for {@link dev.grpcops.drain.DrainBeforeStop}. */
+        /** Counts the calls being served, for {@link dev.grpcops.shutdown.DrainBeforeStop}. */
         public Builder inFlight(InFlightCalls inFlight) {
             return layer(Layer.IN_FLIGHT, inFlight);
         }

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetInterceptors;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.client.BalancingListener;
 import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ServiceConfigs;
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetInterceptors;
-import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoReply;
 import dev.grpcops.proto.whoami.v1.WhoRequest;

@@ -3,7 +3,7 @@ package dev.grpcops.cli;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
-import dev.grpcops.deadline.LedgerLine;
+import dev.grpcops.budget.LedgerLine;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;

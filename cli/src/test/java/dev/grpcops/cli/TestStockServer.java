@@ -1,7 +1,7 @@
 package dev.grpcops.cli;
 
-import dev.grpcops.deadline.BudgetInterceptors;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetInterceptors;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StatsReply;

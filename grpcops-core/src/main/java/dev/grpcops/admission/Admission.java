@@ -1,7 +1,7 @@
 package dev.grpcops.admission;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
-import dev.grpcops.guard.RateLimitedLog;
+import dev.grpcops.internal.RateLimitedLog;
 import dev.grpcops.internal.SharedScheduler;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -127,7 +127,7 @@ public final class Admission {
          * The time {@code request} needs once seated, beyond what its allowance set aside for its
          * downstream calls: its own work, or more when its calls wait longer downstream than that.
          */
-        private long workNanos(Ticket request) {
+        private long workNanos(OfferedCall request) {
             return Math.max(ownEstimateNanos, estimateNanos - request.setAsideNanos);
         }
     }
@@ -239,7 +239,7 @@ public final class Admission {
      *     the work needs besides waiting
      * @return the call's ticket: release it once the started call has ended, cancel it if the caller leaves first
      */
-    public AdmissionTicket offer(Level level, long allowanceNanos, AdmissionRequest request) {
+    public Ticket offer(Level level, long allowanceNanos, AdmissionRequest request) {
         return offer(level, allowanceNanos, 1, request);
     }
 
@@ -250,22 +250,22 @@ public final class Admission {
      * it brings, stay within its share. At least 1, at most the server's limit (with an adaptive
      * limit, a call wider than the limit takes every seat there is at the time).
      */
-    public AdmissionTicket offer(Level level, long allowanceNanos, int width, AdmissionRequest request) {
+    public Ticket offer(Level level, long allowanceNanos, int width, AdmissionRequest request) {
         if (level.admission != this) {
             throw new IllegalArgumentException("level '" + level.name + "' belongs to another admission");
         }
-        Ticket ticket = new Ticket(level, request, allowanceNanos, Math.max(1, Math.min(maxWidth, width)));
+        OfferedCall ticket = new OfferedCall(level, request, allowanceNanos, Math.max(1, Math.min(maxWidth, width)));
         offer(ticket);
         return ticket;
     }
 
-    private void offer(Ticket request) {
+    private void offer(OfferedCall request) {
         Level level = request.level;
         long now = clock.getAsLong();
         boolean seated = false;
         Rejection rejection = null;
         synchronized (lock) {
-            if (request.state != Ticket.State.NEW) {
+            if (request.state != OfferedCall.State.NEW) {
                 throw new IllegalStateException("a request is offered once");
             }
             request.offeredNanos = now;
@@ -294,13 +294,13 @@ public final class Admission {
      * seat still run (the server still serves while it drains).
      */
     public void drain() {
-        List<Ticket> dropped = new ArrayList<>();
+        List<OfferedCall> dropped = new ArrayList<>();
         synchronized (lock) {
             draining = true;
             for (Level level : levelArray) {
                 if (level.queues != null) {
-                    for (Ticket request : level.queues.removeAll()) {
-                        request.state = Ticket.State.DONE;
+                    for (OfferedCall request : level.queues.removeAll()) {
+                        request.state = OfferedCall.State.DONE;
                         cancelTimeout(request);
                         dropped.add(request);
                     }
@@ -310,20 +310,20 @@ public final class Admission {
         if (!dropped.isEmpty()) {
             log.info("admission: draining; {} queued calls end UNAVAILABLE", dropped.size());
         }
-        for (Ticket request : dropped) {
+        for (OfferedCall request : dropped) {
             rejected(request.level, RejectReason.DRAINING);
             request.request.reject(new Rejection(request.level.name, RejectReason.DRAINING, Duration.ZERO));
         }
     }
 
-    void release(Ticket request, long waitedNanos, boolean sampled) {
+    void release(OfferedCall request, long waitedNanos, boolean sampled) {
         long now = clock.getAsLong();
-        List<Ticket> started;
+        List<OfferedCall> started;
         synchronized (lock) {
-            if (request.state != Ticket.State.EXECUTING) {
+            if (request.state != OfferedCall.State.EXECUTING) {
                 return;
             }
-            request.state = Ticket.State.DONE;
+            request.state = OfferedCall.State.DONE;
             Level level = request.level;
             long service = now - request.startedNanos;
             if (request.queue != null) {
@@ -351,10 +351,10 @@ public final class Admission {
     }
 
     /** {@code byCaller}: its caller left (charged like a call served); else its deadline passed (not charged). */
-    boolean cancel(Ticket request, boolean byCaller) {
-        List<Ticket> started;
+    boolean cancel(OfferedCall request, boolean byCaller) {
+        List<OfferedCall> started;
         synchronized (lock) {
-            if (request.state != Ticket.State.QUEUED) {
+            if (request.state != OfferedCall.State.QUEUED) {
                 return false;
             }
             long now = clock.getAsLong();
@@ -369,11 +369,11 @@ public final class Admission {
         return true;
     }
 
-    private void timedOut(Ticket request) {
+    private void timedOut(OfferedCall request) {
         Rejection rejection;
-        List<Ticket> started;
+        List<OfferedCall> started;
         synchronized (lock) {
-            if (request.state != Ticket.State.QUEUED) {
+            if (request.state != OfferedCall.State.QUEUED) {
                 return;
             }
             long now = clock.getAsLong();
@@ -393,18 +393,18 @@ public final class Admission {
      * caller left), and what waited behind it may fit in the seats free now.
      */
     @GuardedBy("lock")
-    private void leaveQueue(Ticket request, long now, boolean charged) {
+    private void leaveQueue(OfferedCall request, long now, boolean charged) {
         Level level = request.level;
         level.queues.sync(now, level.seats());
         level.queues.remove(request, charged ? level.estimateNanos : 0);
-        request.state = Ticket.State.DONE;
+        request.state = OfferedCall.State.DONE;
     }
 
     /** Queues the request and returns null, or returns why it cannot wait. */
     @GuardedBy("lock")
-    private Rejection enqueue(Ticket request, Level level, long now) {
+    private Rejection enqueue(OfferedCall request, Level level, long now) {
         if (draining) {
-            request.state = Ticket.State.DONE;
+            request.state = OfferedCall.State.DONE;
             return new Rejection(level.name, RejectReason.DRAINING, Duration.ZERO);
         }
         if (level.queues == null) {
@@ -424,14 +424,14 @@ public final class Admission {
             return reject(request, level, RejectReason.DEADLINE_INFEASIBLE, now);
         }
         level.queues.add(request, queue, flow);
-        request.state = Ticket.State.QUEUED;
+        request.state = OfferedCall.State.QUEUED;
         long wait = Math.max(0, Math.min(request.allowanceNanos, maxWaitNanos));
         request.cancelTimeout = timer.schedule(() -> timedOut(request), wait);
         return null;
     }
 
-    private Rejection reject(Ticket request, Level level, RejectReason reason, long now) {
-        request.state = Ticket.State.DONE;
+    private Rejection reject(OfferedCall request, Level level, RejectReason reason, long now) {
+        request.state = OfferedCall.State.DONE;
         return rejection(level, reason, now);
     }
 
@@ -459,8 +459,8 @@ public final class Admission {
     }
 
     @GuardedBy("lock")
-    private void seat(Ticket request, long now) {
-        request.state = Ticket.State.EXECUTING;
+    private void seat(OfferedCall request, long now) {
+        request.state = OfferedCall.State.EXECUTING;
         request.startedNanos = now;
         request.seats = seatsFor(request);
         executing += request.seats;
@@ -474,11 +474,11 @@ public final class Admission {
      * free waits for more without holding back a narrower call, of its level or another.
      */
     @GuardedBy("lock")
-    private List<Ticket> dispatch(long now) {
-        List<Ticket> started = null;
+    private List<OfferedCall> dispatch(long now) {
+        List<OfferedCall> started = null;
         while (executing < limit) {
             Level next = null;
-            Ticket chosen = null;
+            OfferedCall chosen = null;
             boolean nextOwed = false;
             for (Level level : levelArray) {
                 if (level.queues == null || level.queues.waiting() == 0) {
@@ -502,7 +502,7 @@ public final class Admission {
                 if (earliestDeadlineFirst) {
                     started = answerThoseTooLate(level, now, started);
                 }
-                Ticket fitting = level.queues.nextFitting(free, limit);
+                OfferedCall fitting = level.queues.nextFitting(free, limit);
                 if (fitting != null) {
                     next = level;
                     chosen = fitting;
@@ -528,11 +528,11 @@ public final class Admission {
      * deadline leave their queues, to be answered at once: the seats go to calls that can still make it.
      */
     @GuardedBy("lock")
-    private List<Ticket> answerThoseTooLate(Level level, long now, List<Ticket> answered) {
-        Ticket head;
+    private List<OfferedCall> answerThoseTooLate(Level level, long now, List<OfferedCall> answered) {
+        OfferedCall head;
         while ((head = level.queues.peek()) != null && cannotFinish(head, level, now)) {
             level.queues.remove(head, 0);
-            head.state = Ticket.State.DONE;
+            head.state = OfferedCall.State.DONE;
             head.rejection = new Rejection(level.name, RejectReason.CANNOT_FINISH, Duration.ZERO);
             cancelTimeout(head);
             if (answered == null) {
@@ -579,12 +579,12 @@ public final class Admission {
 
     /** The seats {@code request} takes: its width, at most the limit now (which an adaptive limit moves). */
     @GuardedBy("lock")
-    private int seatsFor(Ticket request) {
+    private int seatsFor(OfferedCall request) {
         return Math.min(request.width, limit);
     }
 
     /** Whether what is left of {@code request}'s allowance at {@code now} is less than the work it needs. */
-    private static boolean cannotFinish(Ticket request, Level level, long now) {
+    private static boolean cannotFinish(OfferedCall request, Level level, long now) {
         return request.allowanceNanos - (now - request.offeredNanos) < level.workNanos(request);
     }
 
@@ -594,7 +594,7 @@ public final class Admission {
         return ((a ^ sum) & (b ^ sum)) < 0 ? (b > 0 ? Long.MAX_VALUE : Long.MIN_VALUE) : sum;
     }
 
-    private static void cancelTimeout(Ticket request) {
+    private static void cancelTimeout(OfferedCall request) {
         Runnable cancel = request.cancelTimeout;
         request.cancelTimeout = null;
         if (cancel != null) {
@@ -607,7 +607,7 @@ public final class Admission {
      * to the next one: that one is started by the loop here, not by recursion, so a long queue of
      * quick failures cannot overflow the stack.
      */
-    private void startAll(List<Ticket> requests) {
+    private void startAll(List<OfferedCall> requests) {
         Starter starter = starters.get();
         starter.pending.addAll(requests);
         if (starter.running) {
@@ -615,7 +615,7 @@ public final class Admission {
         }
         starter.running = true;
         try {
-            Ticket request;
+            OfferedCall request;
             while ((request = starter.pending.pollFirst()) != null) {
                 if (request.rejection != null) {
                     rejected(request.level, request.rejection.reason());
@@ -658,7 +658,7 @@ public final class Admission {
     }
 
     private static final class Starter {
-        final ArrayDeque<Ticket> pending = new ArrayDeque<>();
+        final ArrayDeque<OfferedCall> pending = new ArrayDeque<>();
         boolean running;
     }
 

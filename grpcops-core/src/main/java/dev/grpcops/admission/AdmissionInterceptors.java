@@ -3,7 +3,7 @@ package dev.grpcops.admission;
 import dev.grpcops.InfrastructureServices;
 import dev.grpcops.admission.internal.AdmissionServerInterceptor;
 import dev.grpcops.admission.internal.CallerForwardingInterceptor;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import io.grpc.ClientInterceptor;
 import io.grpc.ServerInterceptor;
 import java.time.Duration;

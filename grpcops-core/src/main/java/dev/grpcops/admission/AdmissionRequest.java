@@ -11,8 +11,8 @@ public interface AdmissionRequest {
     /** The flow this call belongs to (fair queuing's unit), asked only when the call has to queue. */
     String flowId();
 
-    /** The call has a seat: start it, and {@link AdmissionTicket#release()} the ticket once it has ended. */
-    void start(AdmissionTicket ticket);
+    /** The call has a seat: start it, and {@link Ticket#release()} the ticket once it has ended. */
+    void start(Ticket ticket);
 
     /** The call is turned away: tell its caller why and when to come back. */
     void reject(Rejection rejection);

@@ -22,13 +22,13 @@ import java.util.Queue;
 final class QueueSet {
 
     /** Least time left first; among equals, as they came. */
-    private static final Comparator<Ticket> EARLIEST_DEADLINE = Comparator.<Ticket>comparingLong(
+    private static final Comparator<OfferedCall> EARLIEST_DEADLINE = Comparator.<OfferedCall>comparingLong(
                     ticket -> ticket.startByNanos)
             .thenComparingLong(ticket -> ticket.sequence);
 
     static final class FairQueue {
         final int index;
-        final Queue<Ticket> waiting;
+        final Queue<OfferedCall> waiting;
         int executing;
         /** Virtual time at which this queue's next call would start. */
         double nextDispatchR;
@@ -114,7 +114,7 @@ final class QueueSet {
      * Calls dispatched from this level before {@code joining}, were it to join {@code queue} now: one
      * round of fair order serves one call of every queue that still has one.
      */
-    int dispatchesAhead(FairQueue queue, Ticket joining) {
+    int dispatchesAhead(FairQueue queue, OfferedCall joining) {
         int rounds = callsAhead(queue, joining) + 1;
         int ahead = rounds;
         for (FairQueue other : queues) {
@@ -126,12 +126,12 @@ final class QueueSet {
     }
 
     /** The calls of {@code queue} to be served before {@code joining}: all of them, or those due no later. */
-    private int callsAhead(FairQueue queue, Ticket joining) {
+    private int callsAhead(FairQueue queue, OfferedCall joining) {
         if (!earliestDeadlineFirst) {
             return queue.waiting.size();
         }
         int ahead = 0;
-        for (Ticket waiting : queue.waiting) {
+        for (OfferedCall waiting : queue.waiting) {
             if (EARLIEST_DEADLINE.compare(waiting, joining) < 0) {
                 ahead++;
             }
@@ -139,7 +139,7 @@ final class QueueSet {
         return ahead;
     }
 
-    void add(Ticket request, FairQueue queue, String flow) {
+    void add(OfferedCall request, FairQueue queue, String flow) {
         if (queue.idle()) {
             // No credit for idle time, and no forgiveness of what its calls were charged before.
             queue.nextDispatchR = Math.max(queue.nextDispatchR, virtualTime);
@@ -164,7 +164,7 @@ final class QueueSet {
     }
 
     /** The next call in fair order, left waiting; null if none waits. */
-    Ticket peek() {
+    OfferedCall peek() {
         FairQueue next = nextQueue();
         return next == null ? null : next.waiting.peek();
     }
@@ -175,22 +175,22 @@ final class QueueSet {
      * of the queue that comes first among those that have one. A wide call waiting for seats never
      * holds back a narrower one that fits. Null if none fits.
      */
-    Ticket nextFitting(int freeSeats, int limit) {
+    OfferedCall nextFitting(int freeSeats, int limit) {
         FairQueue first = nextQueue();
         if (first == null) {
             return null;
         }
-        Ticket head = first.waiting.peek();
+        OfferedCall head = first.waiting.peek();
         if (fits(head, freeSeats, limit)) {
             return head;
         }
-        Ticket chosen = null;
+        OfferedCall chosen = null;
         double chosenR = Double.MAX_VALUE;
         for (FairQueue queue : queues) {
             if (queue.waiting.isEmpty() || queue.nextDispatchR >= chosenR) {
                 continue;
             }
-            Ticket fitting = firstFitting(queue, freeSeats, limit);
+            OfferedCall fitting = firstFitting(queue, freeSeats, limit);
             if (fitting != null) {
                 chosen = fitting;
                 chosenR = queue.nextDispatchR;
@@ -199,14 +199,14 @@ final class QueueSet {
         return chosen;
     }
 
-    private static boolean fits(Ticket request, int freeSeats, int limit) {
+    private static boolean fits(OfferedCall request, int freeSeats, int limit) {
         return Math.min(request.width, limit) <= freeSeats;
     }
 
     /** {@code queue}'s first call in its own order that fits; null if none does. */
-    private Ticket firstFitting(FairQueue queue, int freeSeats, int limit) {
-        Ticket first = null;
-        for (Ticket waiting : queue.waiting) {
+    private OfferedCall firstFitting(FairQueue queue, int freeSeats, int limit) {
+        OfferedCall first = null;
+        for (OfferedCall waiting : queue.waiting) {
             if (!fits(waiting, freeSeats, limit)) {
                 continue;
             }
@@ -224,7 +224,7 @@ final class QueueSet {
      * Takes {@code request} (a waiting call, usually the next in fair order) out of its queue to be
      * served, charging the queue {@code estimateNanos} for each of its seats.
      */
-    void dispatch(Ticket request, long estimateNanos) {
+    void dispatch(OfferedCall request, long estimateNanos) {
         FairQueue queue = request.queue;
         if (queue.waiting.peek() == request) {
             queue.waiting.poll();
@@ -247,7 +247,7 @@ final class QueueSet {
      * (it timed out, or came too late to finish), which would push a flow already kept waiting
      * further back, and under overload into more time-outs.
      */
-    void remove(Ticket request, long chargedNanos) {
+    void remove(OfferedCall request, long chargedNanos) {
         FairQueue queue = request.queue;
         if (queue.waiting.remove(request)) {
             waiting--;
@@ -260,7 +260,7 @@ final class QueueSet {
     }
 
     /** A call dispatched from a queue ended after {@code serviceNanos}: its queue pays what its seats really used. */
-    void finished(Ticket request, long serviceNanos) {
+    void finished(OfferedCall request, long serviceNanos) {
         FairQueue queue = request.queue;
         queue.executing--;
         executing--;
@@ -271,8 +271,8 @@ final class QueueSet {
     }
 
     /** Empties every queue, for the drain. */
-    List<Ticket> removeAll() {
-        List<Ticket> all = new ArrayList<>(waiting);
+    List<OfferedCall> removeAll() {
+        List<OfferedCall> all = new ArrayList<>(waiting);
         for (FairQueue queue : queues) {
             all.addAll(queue.waiting);
             queue.waiting.clear();
@@ -292,7 +292,7 @@ final class QueueSet {
         return waiting;
     }
 
-    private void leaveFlow(Ticket request) {
+    private void leaveFlow(OfferedCall request) {
         Flow flow = flows.get(request.flow);
         if (flow != null && --flow.waiting == 0) {
             flows.remove(request.flow);

@@ -1,74 +1,47 @@
 package dev.grpcops.admission;
 
-/** Admission's bookkeeping of one offered call; every field is guarded by the admission's lock. */
-final class Ticket implements AdmissionTicket {
+/** A call's place in {@link Admission}: in a queue first, then its seat. */
+public interface Ticket {
 
-    enum State {
-        NEW,
-        QUEUED,
-        EXECUTING,
-        DONE
+    /**
+     * Frees the call's seat once it has ended, served and answered OK: its service time is a sample of
+     * the {@link AdaptiveLimit}, if there is one. Later calls, and calls before it started, do nothing.
+     */
+    default void release() {
+        release(0);
     }
 
-    final Admission.Level level;
-    final AdmissionRequest request;
-    /** How long the call may wait and still do its work (its budget minus what the work needs). */
-    final long allowanceNanos;
-    /** What the allowance set aside for its downstream calls ({@link AdmissionRequest#downstreamSetAsideNanos}). */
-    final long setAsideNanos;
-    /** The seats it takes while it runs (a call that fans out takes one per downstream call). */
-    final int width;
-    /** One of the process's own warm-up calls ({@link AdmissionRequest#warmUp}): its time is no measure. */
-    final boolean warmUp;
-    /** The seats it holds once seated: its width, at most the limit at that moment. */
-    int seats;
+    /**
+     * As {@link #release()}, for a call that spent {@code waitedNanos} of its seat's time waiting on
+     * others (its downstream calls, fault injection holding its answer): the sample leaves that time
+     * out, and measures this server's own latency.
+     */
+    void release(long waitedNanos);
 
-    State state = State.NEW;
-    long offeredNanos;
-    /** The latest it may start and still do its work: offered plus allowance (saturated). */
-    long startByNanos;
-    /** Its place in the order calls were queued, for ties. */
-    long sequence;
+    /**
+     * Frees the seat of a call that failed, was cancelled or was not served: its time says nothing of
+     * how fast the server is, and is no sample. {@code waitedNanos} as for {@link #release(long)}.
+     */
+    void releaseWithoutSample(long waitedNanos);
 
-    long startedNanos;
-    long estimateAtDispatchNanos;
-    QueueSet.FairQueue queue;
-    String flow;
-    Runnable cancelTimeout;
-    /** Set when its turn came too late to finish: why it is answered instead of started. */
-    Rejection rejection;
-
-    Ticket(Admission.Level level, AdmissionRequest request, long allowanceNanos, int width) {
-        this.level = level;
-        this.request = request;
-        this.allowanceNanos = allowanceNanos;
-        this.setAsideNanos = Math.max(0, request.downstreamSetAsideNanos());
-        this.width = width;
-        this.warmUp = request.warmUp();
+    /** As {@link #releaseWithoutSample(long)}, for a call that waited on nothing. */
+    default void releaseWithoutSample() {
+        releaseWithoutSample(0);
     }
 
-    @Override
-    public void release(long waitedNanos) {
-        level.admission().release(this, waitedNanos, true);
-    }
+    /**
+     * The caller cancelled: a queued call leaves its queue at once (counted as {@code cancelled}),
+     * and its flow's queue is charged as for a call served; returns false if the call had already
+     * started or ended, and then nothing changes.
+     */
+    boolean cancel();
 
-    @Override
-    public void releaseWithoutSample(long waitedNanos) {
-        level.admission().release(this, waitedNanos, false);
-    }
-
-    @Override
-    public boolean cancel() {
-        return level.admission().cancel(this, true);
-    }
-
-    @Override
-    public boolean deadlinePassed() {
-        return level.admission().cancel(this, false);
-    }
-
-    @Override
-    public String toString() {
-        return "Ticket[" + level.name() + ", " + state + "]";
+    /**
+     * The call's deadline passed while it waited: it leaves its queue at once (counted as {@code
+     * cancelled}), and its flow is not charged for it: the server kept it waiting. As {@link
+     * #cancel()} otherwise.
+     */
+    default boolean deadlinePassed() {
+        return cancel();
     }
 }

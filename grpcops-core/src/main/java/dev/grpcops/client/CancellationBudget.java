@@ -3,7 +3,7 @@ package dev.grpcops.client;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.admission.Caller;
-import dev.grpcops.guard.RateLimitedLog;
+import dev.grpcops.internal.RateLimitedLog;
 import dev.grpcops.internal.ServedSeat;
 import dev.grpcops.internal.SharedScheduler;
 import io.grpc.CallOptions;

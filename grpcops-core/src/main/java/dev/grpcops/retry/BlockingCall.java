@@ -1,6 +1,6 @@
 package dev.grpcops.retry;
 
-import dev.grpcops.deadline.Budget;
+import dev.grpcops.budget.Budget;
 import dev.grpcops.internal.PickHint;
 import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.retry.internal.Attempt;

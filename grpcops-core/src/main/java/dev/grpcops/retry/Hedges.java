@@ -1,6 +1,6 @@
 package dev.grpcops.retry;
 
-import dev.grpcops.deadline.Budget;
+import dev.grpcops.budget.Budget;
 import java.util.function.LongSupplier;
 
 /**

@@ -2,8 +2,8 @@ package dev.grpcops.retry;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.internal.PickHint;
 import dev.grpcops.internal.SharedScheduler;
 import dev.grpcops.internal.WarmUpMark;

@@ -3,7 +3,7 @@ package dev.grpcops.retry;
 import com.google.common.util.concurrent.AbstractFuture;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
-import dev.grpcops.deadline.Budget;
+import dev.grpcops.budget.Budget;
 import dev.grpcops.internal.PickHint;
 import io.grpc.Context;
 import io.grpc.Status;

@@ -2,7 +2,7 @@ package dev.grpcops.tracing;
 
 import dev.grpcops.InfrastructureServices;
 import dev.grpcops.admission.CallerPolicy;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.tracing.internal.AttemptSpanInterceptor;
 import dev.grpcops.tracing.internal.ServedCallInterceptor;
 import dev.grpcops.tracing.internal.ServedCallTagsInterceptor;

@@ -149,8 +149,8 @@ class AdmissionHammerTests {
         final AtomicInteger cancelledByUs = new AtomicInteger();
         final AtomicBoolean released = new AtomicBoolean();
         volatile boolean holdingDecremented;
-        volatile AdmissionTicket offered;
-        volatile AdmissionTicket started;
+        volatile Ticket offered;
+        volatile Ticket started;
 
         HammerCall(Run run, String flow, Mode mode) {
             this.run = run;
@@ -164,7 +164,7 @@ class AdmissionHammerTests {
         }
 
         @Override
-        public void start(AdmissionTicket ticket) {
+        public void start(Ticket ticket) {
             started = ticket;
             if (starts.incrementAndGet() != 1) {
                 failures.add(new AssertionError("started twice: " + this));
@@ -224,7 +224,7 @@ class AdmissionHammerTests {
         }
 
         void cancel() {
-            AdmissionTicket ticket = offered;
+            Ticket ticket = offered;
             if (ticket != null && ticket.cancel()) {
                 cancelledByUs.incrementAndGet();
                 run.outstanding.release();
@@ -534,7 +534,7 @@ class AdmissionHammerTests {
             }
 
             @Override
-            public void start(AdmissionTicket ticket) {
+            public void start(Ticket ticket) {
                 int[] d = depth.get();
                 d[0]++;
                 try {
@@ -579,7 +579,7 @@ class AdmissionHammerTests {
                                     // Time enough for any wait: the holder's seat, held while the
                                     // queue fills (seconds on a loaded machine), is one of the
                                     // service times the predicted wait of thousands ahead is made of.
-                                    AdmissionTicket unused = admission.offer(
+                                    Ticket unused = admission.offer(
                                             level,
                                             Long.MAX_VALUE / 4,
                                             new EndsAtOnce("flow-" + random.nextInt(50), random.nextInt(50) == 0));

@@ -3,9 +3,9 @@ package dev.grpcops.admission;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetInterceptors;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetInterceptors;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;

@@ -382,7 +382,7 @@ class AdmissionTests {
             }
 
             @Override
-            public void start(AdmissionTicket ticket) {
+            public void start(Ticket ticket) {
                 super.start(ticket);
                 release(); // ends at once, like a handler that fails on its first line
             }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.ServerStack;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;

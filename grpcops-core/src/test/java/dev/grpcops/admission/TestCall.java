@@ -12,7 +12,7 @@ class TestCall implements AdmissionRequest {
     int width = 1;
     long downstreamSetAsideNanos;
     boolean warmUp;
-    AdmissionTicket ticket;
+    Ticket ticket;
     boolean started;
     boolean released;
     Rejection rejection;
@@ -26,7 +26,7 @@ class TestCall implements AdmissionRequest {
 
     /** Offers this call to its level's admission; returns it. */
     TestCall offer() {
-        AdmissionTicket offered = level.admission().offer(level, allowanceNanos, width, this);
+        Ticket offered = level.admission().offer(level, allowanceNanos, width, this);
         if (ticket == null) {
             ticket = offered;
         }
@@ -63,7 +63,7 @@ class TestCall implements AdmissionRequest {
     }
 
     @Override
-    public void start(AdmissionTicket ticket) {
+    public void start(Ticket ticket) {
         this.ticket = ticket;
         started = true;
         startOrder.add(this);

@@ -3,13 +3,13 @@ package dev.grpcops.interplay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.client.InProcessReplicas;
 import dev.grpcops.client.InProcessReplicas.Caller;
 import dev.grpcops.client.InProcessReplicas.Results;
 import dev.grpcops.client.PeakEwmaLoadBalancerProvider;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.client.ServiceConfigs.Balancing;
-import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.retry.HedgeOutcome;

@@ -3,8 +3,8 @@ package dev.grpcops.retry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.testing.InProcessChain;
 import io.grpc.Status;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.testing.InProcessChain;
 import dev.grpcops.testing.Lockstep;
 import java.time.Duration;

@@ -3,7 +3,7 @@ package dev.grpcops.retry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.internal.Headers;
 import dev.grpcops.internal.WarmUpMark;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;

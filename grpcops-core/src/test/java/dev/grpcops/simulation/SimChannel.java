@@ -420,7 +420,7 @@ final class SimChannel extends ManagedChannel {
         /** The replica's side, once it has the stream. */
         SimReplica.Served server;
 
-        dev.grpcops.admission.AdmissionTicket serverTicket;
+        dev.grpcops.admission.Ticket serverTicket;
 
         Stream(Call<?, ?> call, Sub sub, Metadata headers, long deadlineAt) {
             this.call = call;

@@ -4,11 +4,11 @@ import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionProbe;
 import dev.grpcops.admission.AdmissionRequest;
-import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.PriorityLevelConfig;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
+import dev.grpcops.admission.Ticket;
 import dev.grpcops.internal.Headers;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -226,7 +226,7 @@ final class SimReplica {
 
         private final SimChannel.Stream stream;
         private final String flow;
-        private AdmissionTicket ticket;
+        private Ticket ticket;
         private ScheduledFuture<?> work;
         private boolean done;
 
@@ -241,7 +241,7 @@ final class SimReplica {
         }
 
         @Override
-        public void start(AdmissionTicket ticket) {
+        public void start(Ticket ticket) {
             this.ticket = ticket;
             if (done) { // the client left while admission was deciding: nothing to do
                 ticket.releaseWithoutSample();

@@ -9,16 +9,16 @@ import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.admission.AdmissionProbe;
 import dev.grpcops.admission.AdmissionRequest;
-import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.Rejection;
+import dev.grpcops.admission.Ticket;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetInterceptors;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.client.BalancerProbe;
 import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ServiceConfigs;
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetInterceptors;
-import dev.grpcops.deadline.BudgetRules;
 import dev.grpcops.internal.ServedSeat;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
@@ -450,7 +450,7 @@ final class Simulation {
         private final long arrivedNanos = clock.nanoTime();
         private final Context.CancellableContext caller;
         private Context served;
-        private AdmissionTicket ticket;
+        private Ticket ticket;
         private long departedAt = Long.MAX_VALUE;
         private boolean started;
         private boolean queued;
@@ -528,7 +528,7 @@ final class Simulation {
         }
 
         @Override
-        public void start(AdmissionTicket seat) {
+        public void start(Ticket seat) {
             this.ticket = seat;
             started = true;
             leftQueue();

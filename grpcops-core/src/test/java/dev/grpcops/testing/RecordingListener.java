@@ -1,8 +1,8 @@
 package dev.grpcops.testing;
 
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetListener;
-import dev.grpcops.deadline.LedgerLine;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetListener;
+import dev.grpcops.budget.LedgerLine;
 import dev.grpcops.retry.RetryListener;
 import dev.grpcops.retry.RetryOutcome;
 import java.time.Duration;

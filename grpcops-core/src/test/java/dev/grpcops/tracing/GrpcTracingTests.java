@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.testing.InProcessChain;

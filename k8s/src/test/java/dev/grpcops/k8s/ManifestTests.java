@@ -3,8 +3,8 @@ package dev.grpcops.k8s;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.autoconfigure.admin.AdminProperties;
-import dev.grpcops.autoconfigure.drain.ShutdownProperties;
 import dev.grpcops.autoconfigure.server.MaxConnectionAgeEnvironment;
+import dev.grpcops.autoconfigure.shutdown.ShutdownProperties;
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -154,7 +154,7 @@ class ManifestTests {
                         .replace('.', '_')
                         .toUpperCase()
                 + "_TOKEN";
-        String ledgerToken = dev.grpcops.autoconfigure.deadline.BudgetProperties.class
+        String ledgerToken = dev.grpcops.autoconfigure.budget.BudgetProperties.class
                         .getAnnotation(ConfigurationProperties.class)
                         .value()
                         .replace('.', '_')

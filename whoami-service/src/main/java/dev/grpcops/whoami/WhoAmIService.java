@@ -1,6 +1,6 @@
 package dev.grpcops.whoami;
 
-import dev.grpcops.autoconfigure.drain.ServiceReadiness;
+import dev.grpcops.autoconfigure.shutdown.ServiceReadiness;
 import dev.grpcops.proto.whoami.v1.DrainReply;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;

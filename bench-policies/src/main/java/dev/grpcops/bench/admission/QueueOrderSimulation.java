@@ -3,11 +3,11 @@ package dev.grpcops.bench.admission;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionRequest;
-import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.PriorityLevelConfig;
 import dev.grpcops.admission.QueueOrder;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
+import dev.grpcops.admission.Ticket;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
@@ -211,7 +211,7 @@ public final class QueueOrderSimulation {
             final long budget;
             final long work;
             long offeredAt;
-            AdmissionTicket ticket;
+            Ticket ticket;
             Event deadline;
             boolean done;
 
@@ -228,7 +228,7 @@ public final class QueueOrderSimulation {
                 }
                 // The caller gives up at its deadline: a call still queued leaves its queue.
                 deadline = at(now + budget, this::giveUp);
-                AdmissionTicket offered = admission.offer(level, budget, this);
+                Ticket offered = admission.offer(level, budget, this);
                 if (ticket == null) {
                     ticket = offered;
                 }
@@ -247,7 +247,7 @@ public final class QueueOrderSimulation {
             }
 
             @Override
-            public void start(AdmissionTicket seat) {
+            public void start(Ticket seat) {
                 this.ticket = seat;
                 long startedAt = now;
                 long finish = startedAt + work;

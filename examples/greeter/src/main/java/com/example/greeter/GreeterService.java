@@ -3,7 +3,7 @@ package com.example.greeter;
 import com.example.greeter.v1.GreetReply;
 import com.example.greeter.v1.GreetRequest;
 import com.example.greeter.v1.GreeterGrpc;
-import dev.grpcops.deadline.Budget;
+import dev.grpcops.budget.Budget;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import net.devh.boot.grpc.server.service.GrpcService;

@@ -3,7 +3,7 @@ package com.example.plaingreeter;
 import com.example.plaingreeter.v1.GreetReply;
 import com.example.plaingreeter.v1.GreetRequest;
 import com.example.plaingreeter.v1.GreeterGrpc;
-import dev.grpcops.deadline.Budget;
+import dev.grpcops.budget.Budget;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 

@@ -4,7 +4,7 @@ import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.CallWidth;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
-import dev.grpcops.deadline.Budget;
+import dev.grpcops.budget.Budget;
 import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
 import io.grpc.Deadline;

@@ -2,11 +2,11 @@ package dev.grpcops.admission.internal;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.admission.AdmissionRequest;
-import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
-import dev.grpcops.deadline.internal.CallLedger;
+import dev.grpcops.admission.Ticket;
+import dev.grpcops.budget.internal.CallLedger;
 import dev.grpcops.internal.ContextAttachingListener;
 import dev.grpcops.internal.Headers;
 import dev.grpcops.internal.ServedSeat;
@@ -52,7 +52,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
     /** Whether the handler answered OK: only then is the call's time a sample. */
     private volatile boolean answeredOk;
     /** Set by {@link #start} or by the interceptor once {@code offer} returns, whichever comes first. */
-    private volatile AdmissionTicket ticket;
+    private volatile Ticket ticket;
 
     AdmittedCall(
             Caller caller,
@@ -88,7 +88,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
         offering = Thread.currentThread();
     }
 
-    void offered(AdmissionTicket ticket) {
+    void offered(Ticket ticket) {
         this.ticket = ticket;
         offering = null;
     }
@@ -138,7 +138,7 @@ final class AdmittedCall<ReqT, RespT> implements AdmissionRequest {
      * that freed the seat: another call's, or a client's event loop), else here.
      */
     @Override
-    public void start(AdmissionTicket ticket) {
+    public void start(Ticket ticket) {
         this.ticket = ticket;
         if (queuedStarts != null && offering != Thread.currentThread()) {
             try {

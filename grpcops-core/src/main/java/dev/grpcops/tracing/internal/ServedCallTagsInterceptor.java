@@ -2,10 +2,10 @@ package dev.grpcops.tracing.internal;
 
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
-import dev.grpcops.deadline.Budget;
-import dev.grpcops.deadline.BudgetRules;
-import dev.grpcops.deadline.LedgerLine;
-import dev.grpcops.deadline.internal.CallLedger;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.budget.LedgerLine;
+import dev.grpcops.budget.internal.CallLedger;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;

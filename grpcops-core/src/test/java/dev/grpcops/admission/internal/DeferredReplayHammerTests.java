@@ -9,13 +9,13 @@ import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.admission.AdmissionListener;
 import dev.grpcops.admission.AdmissionRequest;
-import dev.grpcops.admission.AdmissionTicket;
 import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.PriorityLevelConfig;
 import dev.grpcops.admission.RejectReason;
 import dev.grpcops.admission.Rejection;
+import dev.grpcops.admission.Ticket;
 import dev.grpcops.testing.Lockstep;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -186,7 +186,7 @@ class DeferredReplayHammerTests {
 
     /** Holds the only seat until released. */
     private static final class Holder implements AdmissionRequest {
-        volatile AdmissionTicket ticket;
+        volatile Ticket ticket;
 
         @Override
         public String flowId() {
@@ -194,7 +194,7 @@ class DeferredReplayHammerTests {
         }
 
         @Override
-        public void start(AdmissionTicket ticket) {
+        public void start(Ticket ticket) {
             this.ticket = ticket;
         }
 
@@ -301,7 +301,7 @@ class DeferredReplayHammerTests {
             int cancelsBefore = cancelledInQueue.get();
 
             Holder holder = new Holder();
-            AdmissionTicket holderTicket = admission.offer(level, 1_000_000_000L, holder);
+            Ticket holderTicket = admission.offer(level, 1_000_000_000L, holder);
             assertThat(holder.ticket)
                     .as("the seat is free at the start of round %d", round)
                     .isSameAs(holderTicket);

@@ -9,8 +9,8 @@ import dev.grpcops.admission.CallWidth;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.InvalidAdmissionConfigException;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
-import dev.grpcops.autoconfigure.server.ServerExecutor;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.server.ServerExecutor;
 import io.grpc.ClientInterceptor;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -41,7 +41,7 @@ import org.springframework.core.annotation.Order;
  */
 @AutoConfiguration(
         afterName = {
-            "dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
+            "dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
         })
 @ConditionalOnClass(GrpcGlobalServerInterceptor.class)

@@ -1,7 +1,7 @@
 package dev.grpcops.autoconfigure.retry;
 
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.retry.Hedging;
 import dev.grpcops.retry.Retry;
 import dev.grpcops.retry.RetryBudget;
@@ -32,7 +32,7 @@ import org.springframework.core.annotation.Order;
  */
 @AutoConfiguration(
         afterName = {
-            "dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
+            "dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
         })
 @EnableConfigurationProperties(RetryProperties.class)

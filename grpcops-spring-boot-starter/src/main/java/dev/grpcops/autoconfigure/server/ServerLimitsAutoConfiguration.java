@@ -1,13 +1,13 @@
 package dev.grpcops.autoconfigure.server;
 
-import dev.grpcops.guard.MalformedRequests;
-import dev.grpcops.guard.RateLimitedLog;
-import dev.grpcops.guard.UnknownMethods;
+import dev.grpcops.server.MalformedRequests;
+import dev.grpcops.server.ServerExecutor;
+import dev.grpcops.server.UnknownMethods;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.function.BiConsumer;
 import net.devh.boot.grpc.server.serverfactory.GrpcServerConfigurer;
 import net.devh.boot.grpc.server.service.GrpcServiceDefinition;
 import net.devh.boot.grpc.server.service.GrpcServiceDiscoverer;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -57,12 +57,7 @@ public class ServerLimitsAutoConfiguration {
     @Bean
     GrpcServerConfigurer grpcopsServerLimits(
             ServerLimitsProperties properties, ServerLimitsMeters meters, ObjectProvider<ServerExecutor> executor) {
-        RateLimitedLog log = new RateLimitedLog(
-                LoggerFactory.getLogger(UnknownMethods.class), properties.getBadRequestLogInterval());
-        UnknownMethods fallback = new UnknownMethods(() -> {
-            meters.unknownMethod();
-            log.warn("calls to methods this server does not serve: answered UNIMPLEMENTED");
-        });
+        UnknownMethods fallback = new UnknownMethods(meters::unknownMethod, properties.getBadRequestLogInterval());
         return builder -> {
             builder.fallbackHandlerRegistry(fallback);
             if (properties.isDirectExecutor()) {
@@ -89,32 +84,17 @@ public class ServerLimitsAutoConfiguration {
                 if (!(bean instanceof GrpcServiceDiscoverer discoverer)) {
                     return bean;
                 }
-                MalformedCounter counter = new MalformedCounter(meters.getObject(), properties.getObject());
+                ServerLimitsMeters counted = meters.getObject();
+                BiConsumer<String, RuntimeException> onMalformed = MalformedRequests.logged(
+                        properties.getObject().getBadRequestLogInterval(),
+                        (method, failure) -> counted.malformed(method));
                 return (GrpcServiceDiscoverer) () -> discoverer.findGrpcServices().stream()
                         .map(service -> new GrpcServiceDefinition(
                                 service.getBeanName(),
                                 service.getBeanClazz(),
-                                MalformedRequests.guard(service.getDefinition(), counter::malformed)))
+                                MalformedRequests.guard(service.getDefinition(), onMalformed)))
                         .toList();
             }
         };
-    }
-
-    /** One rate-limited log line for every malformed request, and a count per served method. */
-    private static final class MalformedCounter {
-
-        private final ServerLimitsMeters meters;
-        private final RateLimitedLog log;
-
-        MalformedCounter(ServerLimitsMeters meters, ServerLimitsProperties properties) {
-            this.meters = meters;
-            this.log = new RateLimitedLog(
-                    LoggerFactory.getLogger(MalformedRequests.class), properties.getBadRequestLogInterval());
-        }
-
-        void malformed(String method, RuntimeException failure) {
-            meters.malformed(method);
-            log.warn("undecodable request for " + method + " answered INVALID_ARGUMENT: " + failure.getMessage());
-        }
     }
 }

@@ -2,7 +2,7 @@ package dev.grpcops.autoconfigure.tracing;
 
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
-import dev.grpcops.deadline.BudgetRules;
+import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.tracing.GrpcTracing;
 import io.grpc.ClientInterceptor;
 import io.grpc.ServerInterceptor;
@@ -31,7 +31,7 @@ import org.springframework.core.annotation.Order;
         afterName = {
             "org.springframework.boot.actuate.autoconfigure.opentelemetry.OpenTelemetryAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.tracing.OpenTelemetryTracingAutoConfiguration",
-            "dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration",
+            "dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration",
             "dev.grpcops.autoconfigure.admission.AdmissionAutoConfiguration"
         })
 @ConditionalOnClass({OpenTelemetry.class, GrpcTracing.class})

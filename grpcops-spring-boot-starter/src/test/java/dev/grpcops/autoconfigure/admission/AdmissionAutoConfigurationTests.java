@@ -9,7 +9,7 @@ import dev.grpcops.admission.Caller;
 import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.QueueOrder;
-import dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration;
+import dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.time.Duration;

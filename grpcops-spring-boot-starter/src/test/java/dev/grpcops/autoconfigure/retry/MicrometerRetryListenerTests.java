@@ -102,7 +102,7 @@ class MicrometerRetryListenerTests {
      */
     @Test
     void aCallWhoseTargetNoInterceptorNamedIsCountedAsUnknown() throws Exception {
-        dev.grpcops.retry.Retry retry = dev.grpcops.retry.Retry.builder(dev.grpcops.deadline.BudgetRules.DEFAULTS)
+        dev.grpcops.retry.Retry retry = dev.grpcops.retry.Retry.builder(dev.grpcops.budget.BudgetRules.DEFAULTS)
                 .hedging(dev.grpcops.retry.Hedging.DEFAULTS)
                 .listener(listener)
                 .build();

@@ -2,7 +2,7 @@ package dev.grpcops.autoconfigure.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration;
+import dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration;
 import dev.grpcops.retry.Retry;
 import dev.grpcops.retry.RetryLimiter;
 import dev.grpcops.retry.RetryListener;

@@ -6,6 +6,7 @@ import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.server.ServerExecutor;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;

@@ -2,7 +2,7 @@ package dev.grpcops.autoconfigure.tracing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.grpcops.autoconfigure.deadline.BudgetAutoConfiguration;
+import dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration;
 import dev.grpcops.tracing.GrpcTracing;
 import io.opentelemetry.api.OpenTelemetry;
 import org.junit.jupiter.api.Test;

@@ -1,0 +1,161 @@
+package dev.grpcops.budget;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The four numbers every hop shares (design §4), and the rules they make. Pure functions of the
+ * time remaining, so that they can be checked without a clock. {@link #builder()} starts from the
+ * defaults ({@code DEFAULT_*}); {@link #DEFAULTS} is them.
+ */
+public final class BudgetRules {
+
+    /** A caller deadline beyond this is no deadline at all (some clients send "infinity" this way). */
+    public static final Duration NO_DEADLINE_BEYOND = Duration.ofSeconds(1_000_000);
+
+    /** What a hop keeps for itself by default. */
+    public static final Duration DEFAULT_RESERVE = Duration.ofMillis(200);
+    /** The budget of a call without a deadline by default. */
+    public static final Duration DEFAULT_BUDGET = Duration.ofSeconds(2);
+    /** The smallest downstream budget worth sending by default. */
+    public static final Duration DEFAULT_MIN_DOWNSTREAM = Duration.ofMillis(300);
+    /** The smallest downstream budget a retry needs by default. */
+    public static final Duration DEFAULT_RETRY_MIN = Duration.ofMillis(700);
+
+    /** The defaults of design §4: 0.2 s, 2 s, 0.3 s, 0.7 s. */
+    public static final BudgetRules DEFAULTS = builder().build();
+
+    private final Duration reserve;
+    private final Duration defaultBudget;
+    private final Duration minDownstream;
+    private final Duration retryMin;
+
+    private BudgetRules(Builder builder) {
+        this.reserve = requireNotNegative("reserve", builder.reserve);
+        this.defaultBudget = requirePositive("default-budget", builder.defaultBudget);
+        this.minDownstream = requireNotNegative("min-downstream", builder.minDownstream);
+        this.retryMin = requireNotNegative("retry-min", builder.retryMin);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** What a hop keeps for itself: a downstream call gets remaining − reserve. */
+    public Duration reserve() {
+        return reserve;
+    }
+
+    /** The budget assumed for a call that arrives with no deadline. */
+    public Duration defaultBudget() {
+        return defaultBudget;
+    }
+
+    /** Below this downstream budget the call is not sent. */
+    public Duration minDownstream() {
+        return minDownstream;
+    }
+
+    /** A retry needs at least this downstream budget at the moment it would start. */
+    public Duration retryMin() {
+        return retryMin;
+    }
+
+    /** Whether a call arriving with this much time left (null: no deadline) gets the default budget. */
+    public boolean usesDefault(Duration callerRemaining) {
+        return callerRemaining == null || callerRemaining.compareTo(NO_DEADLINE_BEYOND) > 0;
+    }
+
+    /** The deadline handed to a downstream call: remaining − reserve (negative when overdrawn). */
+    public Duration downstream(Duration remaining) {
+        return remaining.minus(reserve);
+    }
+
+    /** Whether a downstream call may be sent at all. */
+    public boolean allowsCall(Duration remaining) {
+        return downstream(remaining).compareTo(minDownstream) >= 0;
+    }
+
+    /** Whether a call that failed with UNAVAILABLE may be tried once more, now. */
+    public boolean allowsRetry(Duration remaining) {
+        return downstream(remaining).compareTo(retryMin) >= 0;
+    }
+
+    private static Duration requireNotNegative(String name, Duration value) {
+        if (value == null) {
+            throw new InvalidBudgetRulesException(name, "must be set");
+        }
+        if (value.isNegative()) {
+            throw new InvalidBudgetRulesException(name, "must not be negative, got " + value);
+        }
+        return value;
+    }
+
+    private static Duration requirePositive(String name, Duration value) {
+        requireNotNegative(name, value);
+        if (value.isZero()) {
+            throw new InvalidBudgetRulesException(name, "must be positive, got " + value);
+        }
+        return value;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof BudgetRules other
+                && reserve.equals(other.reserve)
+                && defaultBudget.equals(other.defaultBudget)
+                && minDownstream.equals(other.minDownstream)
+                && retryMin.equals(other.retryMin);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(reserve, defaultBudget, minDownstream, retryMin);
+    }
+
+    @Override
+    public String toString() {
+        return "BudgetRules[reserve=" + reserve + ", defaultBudget=" + defaultBudget + ", minDownstream="
+                + minDownstream + ", retryMin=" + retryMin + "]";
+    }
+
+    /** Every rule starts at its default ({@code DEFAULT_*}). */
+    public static final class Builder {
+
+        private Duration reserve = DEFAULT_RESERVE;
+        private Duration defaultBudget = DEFAULT_BUDGET;
+        private Duration minDownstream = DEFAULT_MIN_DOWNSTREAM;
+        private Duration retryMin = DEFAULT_RETRY_MIN;
+
+        private Builder() {}
+
+        /** What a hop keeps for itself: a downstream call gets remaining − reserve. */
+        public Builder reserve(Duration reserve) {
+            this.reserve = reserve;
+            return this;
+        }
+
+        /** The budget assumed for a call that arrives with no deadline. */
+        public Builder defaultBudget(Duration defaultBudget) {
+            this.defaultBudget = defaultBudget;
+            return this;
+        }
+
+        /** Below this downstream budget the call is not sent. */
+        public Builder minDownstream(Duration minDownstream) {
+            this.minDownstream = minDownstream;
+            return this;
+        }
+
+        /** A retry needs at least this downstream budget at the moment it would start. */
+        public Builder retryMin(Duration retryMin) {
+            this.retryMin = retryMin;
+            return this;
+        }
+
+        /** @throws InvalidBudgetRulesException naming the rule that is out of range */
+        public BudgetRules build() {
+            return new BudgetRules(this);
+        }
+    }
+}

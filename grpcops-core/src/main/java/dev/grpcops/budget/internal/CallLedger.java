@@ -1,0 +1,147 @@
+package dev.grpcops.budget.internal;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.grpcops.budget.Budget;
+import dev.grpcops.budget.LedgerLine;
+import io.grpc.Context;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What one served call's hop records for its {@link LedgerLine}: made on arrival by
+ * {@link BudgetServerInterceptor}, told by admission when the handler starts and by
+ * {@link BudgetClientInterceptor} what each downstream call was granted and, when the caller asked for
+ * the ledger, what those calls' hops returned. It rides in the call's {@link Context}.
+ */
+public final class CallLedger {
+
+    static final Context.Key<CallLedger> KEY = Context.key("grpcops-call-ledger");
+
+    /**
+     * The most lines a hop passes back from its downstream calls: a Checkout of a hundred SKUs would
+     * otherwise return hundreds, past the 8 KiB of metadata a gRPC peer accepts by default, and the
+     * call would fail for its ledger. What is left out is counted ({@link LedgerLine#OMITTED}).
+     */
+    static final int MAX_DOWNSTREAM_LINES = 24;
+
+    private final String hop;
+    private final Budget budget;
+    private final Duration received;
+    private final long arrivedNanos;
+    /** The ask, as the caller sent it, to pass on downstream; null when the caller did not ask or may not. */
+    private final String ask;
+
+    private volatile long handlerStartedNanos;
+    /** The line once the call has been answered: the span, the metrics and the trailers read the same one. */
+    private volatile LedgerLine answered;
+
+    private final AtomicLong grantedNanos = new AtomicLong();
+    private final ConcurrentLinkedQueue<LedgerLine> downstream = new ConcurrentLinkedQueue<>();
+    /** Only a call whose caller asked for the ledger counts these: no object per call for them. */
+    @GuardedBy("this")
+    private int kept;
+
+    @GuardedBy("this")
+    private int omitted;
+
+    CallLedger(String hop, Budget budget, String ask) {
+        this.hop = hop;
+        this.budget = budget;
+        this.received = budget.remaining();
+        this.arrivedNanos = System.nanoTime();
+        this.handlerStartedNanos = arrivedNanos;
+        this.ask = ask;
+    }
+
+    /** The ledger of the call served in the current context, or null. */
+    public static CallLedger current() {
+        return KEY.get();
+    }
+
+    /** The ledger of the call served in {@code context}, or null. */
+    public static CallLedger in(Context context) {
+        return KEY.get(context);
+    }
+
+    Context attachTo(Context context) {
+        return context.withValue(KEY, this);
+    }
+
+    /**
+     * Admission has decided now (a seat, or an answer): the time since arrival was spent queued. A
+     * call that no admission held starts its handler on arrival.
+     */
+    public void waitEnded() {
+        handlerStartedNanos = System.nanoTime();
+    }
+
+    void granted(Duration deadline) {
+        grantedNanos.accumulateAndGet(deadline.toNanos(), Math::max);
+    }
+
+    /** The caller's ask, to send on with each downstream call; null when the caller did not ask. */
+    String ask() {
+        return ask;
+    }
+
+    /**
+     * A downstream call returned {@code lines}: they go back to the asker behind this hop's own.
+     * What is not a line is left out; nothing a peer sent makes this throw.
+     */
+    synchronized void returned(Iterable<String> lines) {
+        if (lines == null) {
+            return;
+        }
+        for (String value : lines) {
+            int left = LedgerLine.omittedIn(value);
+            if (left > 0) {
+                omitted += left;
+                continue;
+            }
+            var line = LedgerLine.parse(value);
+            if (line.isEmpty()) {
+                continue;
+            }
+            if (++kept <= MAX_DOWNSTREAM_LINES) {
+                downstream.add(line.get().deeper());
+            } else {
+                omitted++;
+            }
+        }
+    }
+
+    /** The hop's line, as it answers: made at the first asking (the call's close), the same afterwards. */
+    public LedgerLine answered() {
+        LedgerLine line = answered;
+        if (line == null) {
+            line = line();
+            answered = line;
+        }
+        return line;
+    }
+
+    private LedgerLine line() {
+        long now = System.nanoTime();
+        long started = handlerStartedNanos;
+        return LedgerLine.builder(hop)
+                .received(received)
+                .defaulted(budget.defaulted())
+                .queued(Duration.ofNanos(Math.max(0, started - arrivedNanos)))
+                .handler(Duration.ofNanos(Math.max(0, now - started)))
+                .granted(Duration.ofNanos(grantedNanos.get()))
+                .slack(budget.remaining())
+                .build();
+    }
+
+    /** The lines the downstream calls returned, in the order they came, up to {@link #MAX_DOWNSTREAM_LINES}. */
+    List<LedgerLine> downstream() {
+        return List.copyOf(downstream);
+    }
+
+    /** How many lines were left out, here or further down. */
+    synchronized int omitted() {
+        return omitted;
+    }
+}

@@ -1,0 +1,2 @@
+/** The interceptors behind {@link dev.grpcops.budget.BudgetInterceptors}. Not API. */
+package dev.grpcops.budget.internal;

@@ -1,6 +1,0 @@
-/**
- * Stopping without failing a call: {@link dev.grpcops.drain.DrainBeforeStop} reports NOT_SERVING on
- * every health name while still serving, waits for traffic to move away, stops taking new calls and
- * lets those in flight finish; {@link dev.grpcops.drain.InFlightCalls} counts them.
- */
-package dev.grpcops.drain;

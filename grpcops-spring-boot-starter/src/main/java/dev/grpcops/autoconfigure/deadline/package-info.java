@@ -1,2 +1,0 @@
-/** Deadline budgets on every served and downstream call ({@code grpcops.budget.*}). */
-package dev.grpcops.autoconfigure.deadline;

@@ -1,0 +1,38 @@
+package dev.grpcops.autoconfigure.shutdown;
+
+import java.util.List;
+import org.springframework.boot.actuate.health.AbstractHealthIndicator;
+import org.springframework.boot.actuate.health.Health;
+
+/**
+ * Actuator's view of the gRPC health service, {@code /actuator/health/grpcServing}: {@code UP} once
+ * the server listens and every served name answers {@code SERVING}; {@code OUT_OF_SERVICE} (HTTP
+ * 503) before that and from the moment a drain begins. Probes that cannot speak gRPC cheaply, such
+ * as a container healthcheck, ask this instead of starting a gRPC client per check; both read the
+ * same state.
+ */
+final class GrpcServingHealthIndicator extends AbstractHealthIndicator {
+
+    private final ServingStatusPublisher publisher;
+
+    GrpcServingHealthIndicator(ServingStatusPublisher publisher) {
+        super("gRPC serving status check failed");
+        this.publisher = publisher;
+    }
+
+    @Override
+    protected void doHealthCheck(Health.Builder builder) {
+        List<String> names = publisher.published();
+        boolean up = publisher.serving("");
+        for (String name : names) {
+            boolean serving = publisher.serving(name);
+            builder.withDetail(name, serving ? "SERVING" : "NOT_SERVING");
+            up &= serving;
+        }
+        if (names.isEmpty()) {
+            builder.withDetail("server", "not listening yet");
+            up = false;
+        }
+        (up ? builder.up() : builder.outOfService()).build();
+    }
+}

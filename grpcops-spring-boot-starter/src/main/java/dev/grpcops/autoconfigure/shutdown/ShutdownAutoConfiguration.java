@@ -1,0 +1,98 @@
+package dev.grpcops.autoconfigure.shutdown;
+
+import dev.grpcops.admission.Admission;
+import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
+import dev.grpcops.autoconfigure.warmup.WarmUpAutoConfiguration;
+import dev.grpcops.autoconfigure.warmup.WarmUpBeforeServing;
+import dev.grpcops.shutdown.DrainBeforeStop;
+import dev.grpcops.shutdown.InFlightCalls;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.HashSet;
+import net.devh.boot.grpc.server.config.GrpcServerProperties;
+import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
+import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.annotation.Order;
+
+/**
+ * The server's lifecycle on net.devh's {@link HealthStatusManager}: health names for every served
+ * service once it listens and has warmed up ({@link WarmUpBeforeServing}, when there is one), the calls in flight ({@code grpc_server_calls_in_flight}), and
+ * drain-before-stop when it is told to stop (calls queued for admission then end UNAVAILABLE).
+ */
+@AutoConfiguration(
+        after = WarmUpAutoConfiguration.class,
+        afterName = {
+            "net.devh.boot.grpc.server.autoconfigure.GrpcHealthServiceAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
+        })
+@ConditionalOnClass({GrpcServerStartedEvent.class, HealthStatusManager.class})
+@EnableConfigurationProperties(ShutdownProperties.class)
+public class ShutdownAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(HealthStatusManager.class)
+    ServiceReadiness serviceReadiness(HealthStatusManager health) {
+        return new ServiceReadiness(health);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(HealthStatusManager.class)
+    ServingStatusPublisher servingStatusPublisher(
+            ServiceReadiness readiness,
+            ObjectProvider<MeterRegistry> registry,
+            ObjectProvider<WarmUpBeforeServing> warmUp) {
+        return new ServingStatusPublisher(readiness, registry, warmUp.getIfAvailable());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @GrpcGlobalServerInterceptor
+    @Order(GrpcopsInterceptorOrder.IN_FLIGHT)
+    InFlightCalls inFlightCalls(ShutdownProperties properties) {
+        return new InFlightCalls(new HashSet<>(properties.getLongLivedServices()));
+    }
+
+    @Bean
+    @ConditionalOnClass(MeterBinder.class)
+    MeterBinder grpcopsInFlightGauge(InFlightCalls inFlight) {
+        return registry -> Gauge.builder("grpc.server.calls.in.flight", inFlight, InFlightCalls::count)
+                .description("Calls being served, long-lived streams such as health Watch left out")
+                .register(registry);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(HealthStatusManager.class)
+    @ConditionalOnProperty(prefix = "grpcops.shutdown", name = "enabled", matchIfMissing = true)
+    DrainBeforeStop drainBeforeStop(
+            HealthStatusManager health,
+            InFlightCalls inFlight,
+            ShutdownProperties properties,
+            GrpcServerProperties server,
+            ObjectProvider<Admission> admissions) {
+        return DrainBeforeStop.builder(health, inFlight)
+                .drainDelay(properties.getDrainDelay())
+                .grace(server.getShutdownGracePeriod())
+                .whenDraining(() -> admissions.orderedStream().forEach(Admission::drain))
+                .build();
+    }
+
+    @Bean
+    @ConditionalOnBean(DrainBeforeStop.class)
+    DrainOnContextClose drainOnContextClose(ApplicationContext context, DrainBeforeStop drain) {
+        return new DrainOnContextClose(context, drain);
+    }
+}

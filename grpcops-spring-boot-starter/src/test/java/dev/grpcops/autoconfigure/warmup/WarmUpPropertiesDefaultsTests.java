@@ -1,0 +1,24 @@
+package dev.grpcops.autoconfigure.warmup;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.warmup.WarmUp;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code grpcops.warmup.*} left unset are the core's defaults (the properties keep literal values so
+ * that the generated metadata, and the docs' defaults, show them).
+ */
+@Timeout(30)
+class WarmUpPropertiesDefaultsTests {
+
+    @Test
+    void unsetWarmUpPropertiesAreTheCoresDefaults() {
+        WarmUpProperties warmUp = new WarmUpProperties();
+
+        assertThat(warmUp.getConcurrency()).isEqualTo(WarmUp.DEFAULT_CONCURRENCY);
+        assertThat(warmUp.getDeadline()).isEqualTo(WarmUp.DEFAULT_DEADLINE);
+        assertThat(warmUp.getTimeLimit()).isEqualTo(WarmUp.DEFAULT_TIME_LIMIT);
+    }
+}
