@@ -2,7 +2,7 @@
 # The chain's throughput against the same chain written by hand in plain grpc-java (design §12),
 # side by side in one run on this machine:
 #
-#   scripts/bench.sh [--duration 20s] [--warmup 90s] [--concurrency 64] [--skus 3] [--out FILE]
+#   scripts/bench.sh [--duration 20s] [--warmup 90s] [--concurrency 64 | --rate N] [--skus 3] [--out FILE]
 #                    [--connections 8] [--rounds 1] [--only a,b,c] [--build]
 #
 # Contenders, one after another, each as three processes on loopback:
@@ -26,6 +26,9 @@
 #   --warmup D       warm-up before it, same load (default 90s: under this load the JIT compiler
 #                    is busy for the first 60-90 s on two cores, and a shorter one measures it)
 #   --concurrency N  Checkouts in flight at once (default 64)
+#   --rate N         instead: N Checkouts started per second whatever the answers (an open loop),
+#                    for what each Checkout costs at a steady rate below saturation (CPU s / 1000
+#                    is the figure then, not Checkouts/s); needs grpcops load
 #   --connections N  connections to Edge the calls are spread over (default 8)
 #   --skus N         SKUs per Checkout (default 3: a, b, c)
 #   --out FILE       also write the report to FILE
@@ -43,6 +46,8 @@
 #   BENCH_START_TIMEOUT   seconds a contender may take to answer after start (default 300)
 #   BENCH_DRIVER          force the load driver: grpcops | h2load
 #   BENCH_KEEP_LOGS=1     keep the run's logs and driver output (kept anyway when a contender fails)
+#   BENCH_JFR=DIR         record each server's measured period with JFR (the profile settings: CPU
+#                         samples, allocations, locks) into DIR/<contender>-round-<n>-<server>.jfr
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -80,7 +85,7 @@ seconds_of() { # 20s | 20 | 1m -> whole seconds
   fi
 }
 
-DURATION=20 WARMUP=90 CONCURRENCY=64 CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false SINK_PORT=""
+DURATION=20 WARMUP=90 CONCURRENCY=64 RATE="" CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false SINK_PORT=""
 COMMAND="scripts/bench.sh"
 for a in "$@"; do
   if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then COMMAND+=" $a"; else COMMAND+=" $(printf '%q' "$a")"; fi
@@ -90,6 +95,7 @@ while [ $# -gt 0 ]; do
     --duration) [ $# -ge 2 ] || die "--duration needs a value"; DURATION=$(seconds_of "$2") || die "--duration: not a duration: $2 (e.g. 20s)"; shift 2 ;;
     --warmup) [ $# -ge 2 ] || die "--warmup needs a value"; WARMUP=$(seconds_of "$2") || die "--warmup: not a duration: $2 (e.g. 10s)"; shift 2 ;;
     --concurrency) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--concurrency needs a positive number"; CONCURRENCY=$2; shift 2 ;;
+    --rate) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--rate needs a positive number"; RATE=$2; shift 2 ;;
     --rounds) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--rounds needs a positive number"; ROUNDS=$2; shift 2 ;;
     --connections) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--connections needs a positive number"; CONNECTIONS=$2; shift 2 ;;
     --skus) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] && [ "$2" -le 100 ] || die "--skus needs a number 1-100"; SKUS=$2; shift 2 ;;
@@ -129,6 +135,15 @@ case "$DRIVER" in
   h2load) command -v h2load >/dev/null || die "no load driver: the CLI has no 'load' command yet and h2load is not installed" ;;
   *) die "BENCH_DRIVER must be grpcops or h2load" ;;
 esac
+if [ -n "$RATE" ]; then
+  [ "$DRIVER" = grpcops ] || die "--rate needs grpcops load (h2load has no open loop here)"
+  # An open loop: at most 4 s of calls outstanding before the driver counts one as its own overload.
+  LOAD_SHAPE=(--rate "$RATE" --max-outstanding $((RATE * 4 > 64 ? RATE * 4 : 64)))
+  SHAPE_TEXT="$RATE Checkouts/s"
+else
+  LOAD_SHAPE=(--concurrency "$CONCURRENCY")
+  SHAPE_TEXT="concurrency $CONCURRENCY"
+fi
 
 # ----------------------------------------------------------------------------- the request
 SKU_LIST=()
@@ -248,6 +263,22 @@ sample_cpu() {
   done
 }
 
+# With BENCH_JFR: JFR on each server (stock pricing edge) from the end of the warm-up, for the
+# measured period. $1 = the contender's run directory, $2.. = server pids.
+record_measured_period() {
+  local dir=$1 name i=0; shift
+  local names=(stock pricing edge)
+  mkdir -p "$BENCH_JFR"
+  sleep "$WARMUP"
+  for pid in "$@"; do
+    name=$(basename "$(dirname "$dir")")-$(basename "$dir")-${names[$i]}
+    jcmd "$pid" JFR.start name=bench settings=profile duration="${DURATION}s" \
+      filename="$(cd "$BENCH_JFR" && pwd)/$name.jfr" >/dev/null 2>&1 \
+      || echo "bench: JFR did not start in $name (pid $pid)" >&2
+    i=$((i + 1))
+  done
+}
+
 # Runs the driver against 127.0.0.1:$1 for WARMUP + DURATION while sampling CPU; writes
 # $dir/result.json. $2 = directory, $3.. = server pids (stock pricing edge).
 drive() {
@@ -257,7 +288,7 @@ drive() {
   spans_before=$(sink_count)
   if [ "$DRIVER" = grpcops ]; then
     java -jar "$CLI_JAR" load "127.0.0.1:$port" --method chain.v1.Edge/Checkout --data "$DATA" \
-      --concurrency "$CONCURRENCY" --connections "$CONNECTIONS" --duration "${DURATION}s" --warmup "${WARMUP}s" --json \
+      "${LOAD_SHAPE[@]}" --connections "$CONNECTIONS" --duration "${DURATION}s" --warmup "${WARMUP}s" --json \
       >"$dir/driver.out" 2>"$dir/driver.err" &
   else
     c=$(( CONCURRENCY < CONNECTIONS ? CONCURRENCY : CONNECTIONS ))
@@ -270,6 +301,7 @@ drive() {
       >"$dir/driver.out" 2>"$dir/driver.err" &
   fi
   DRIVER_PID=$!
+  [ -n "${BENCH_JFR:-}" ] && record_measured_period "$dir" "${servers[@]}" &
   sample_cpu "$dir/cpu.samples" "${servers[@]}" "$DRIVER_PID" &
   SAMPLER_PID=$!
   wait "$DRIVER_PID" || rc=$?
@@ -453,7 +485,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     fi
     [[ " ${failed[*]} " == *" $id "* ]] && continue # failed once: not again
     dir="$RUN_DIR/$id/round-$round"
-    echo "bench: $(contender_name "$id"), round $round of $ROUNDS: warm-up ${WARMUP} s, then ${DURATION} s at concurrency $CONCURRENCY" >&2
+    echo "bench: $(contender_name "$id"), round $round of $ROUNDS: warm-up ${WARMUP} s, then ${DURATION} s at $SHAPE_TEXT" >&2
     if ! run_contender "$id" "$dir"; then
       failed+=("$id")
       # Spring Boot's failure analysis says best why a service did not start.
@@ -552,7 +584,11 @@ H2_C=$(( CONCURRENCY < CONNECTIONS ? CONCURRENCY : CONNECTIONS ))
 if [ "$DRIVER" = h2load ]; then
   DRIVER_LINE="h2load ($(h2load --version | head -1)), $H2_C connections × $(( (CONCURRENCY + H2_C - 1) / H2_C )) streams. **h2load reads HTTP status only, not grpc-status: a Checkout that ended with a gRPC error still counts as completed.** \`grpcops load\` replaces it once the CLI has it."
 else
-  DRIVER_LINE="\`grpcops load\` (cli/target/grpcops-cli.jar), closed loop: $CONCURRENCY calls always outstanding over $CONNECTIONS connections"
+  if [ -n "$RATE" ]; then
+    DRIVER_LINE="\`grpcops load\` (cli/target/grpcops-cli.jar), open loop: $RATE Checkouts started per second over $CONNECTIONS connections"
+  else
+    DRIVER_LINE="\`grpcops load\` (cli/target/grpcops-cli.jar), closed loop: $CONCURRENCY calls always outstanding over $CONNECTIONS connections"
+  fi
 fi
 {
   echo "## grpcops bench, $STARTED_AT"

@@ -5,6 +5,7 @@ import io.grpc.Deadline;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The deadline budget of the call being served: the caller's deadline, or the default when the
@@ -19,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 public final class Budget {
 
     private static final Context.Key<Budget> KEY = Context.key("grpcops-budget");
+    private static final long NO_DEADLINE_BEYOND_NANOS = BudgetRules.NO_DEADLINE_BEYOND.toNanos();
 
     private final Deadline deadline;
     private final boolean defaulted;
@@ -37,6 +39,11 @@ public final class Budget {
         return Optional.ofNullable(KEY.get());
     }
 
+    /** The budget of the call being served on this thread's context, or null: {@link #current()} without the Optional. */
+    public static @Nullable Budget currentOrNull() {
+        return KEY.get();
+    }
+
     /**
      * The budget of a call that arrived with {@code callerDeadline} (null: none) under these
      * rules. A deadline further away than {@link BudgetRules#NO_DEADLINE_BEYOND} counts as none.
@@ -51,8 +58,7 @@ public final class Budget {
      * not retried again: only one hop retries.
      */
     public static Budget arrived(Deadline callerDeadline, BudgetRules rules, boolean arrivedAsRetry) {
-        Duration callerRemaining = callerDeadline == null ? null : remainingOf(callerDeadline);
-        if (rules.usesDefault(callerRemaining)) {
+        if (callerDeadline == null || callerDeadline.timeRemaining(TimeUnit.NANOSECONDS) > NO_DEADLINE_BEYOND_NANOS) {
             return new Budget(after(rules.defaultBudget()), true, rules, arrivedAsRetry);
         }
         return new Budget(callerDeadline, false, rules, arrivedAsRetry);
@@ -75,12 +81,17 @@ public final class Budget {
 
     /** Time left until the budget's deadline (negative once it has passed). */
     public Duration remaining() {
-        return remainingOf(deadline);
+        return Duration.ofNanos(remainingNanos());
+    }
+
+    /** {@link #remaining()} in nanoseconds. */
+    public long remainingNanos() {
+        return deadline.timeRemaining(TimeUnit.NANOSECONDS);
     }
 
     /** The deadline a downstream call made now would get: remaining − reserve. */
     public Duration downstream() {
-        return rules.downstream(remaining());
+        return Duration.ofNanos(rules.downstreamNanos(remainingNanos()));
     }
 
     /**
@@ -93,12 +104,12 @@ public final class Budget {
 
     /** Whether a downstream call made now would be sent (downstream ≥ min-downstream). */
     public boolean allowsCall() {
-        return rules.allowsCall(remaining());
+        return rules.allowsCall(remainingNanos());
     }
 
     /** Whether a call that failed with UNAVAILABLE may be retried now (downstream ≥ retry-min). */
     public boolean allowsRetry() {
-        return rules.allowsRetry(remaining());
+        return rules.allowsRetry(remainingNanos());
     }
 
     /** True when the caller sent no deadline and the default budget applies. */
@@ -115,10 +126,6 @@ public final class Budget {
     public String toString() {
         return "Budget[remaining=" + remaining() + (defaulted ? ", default" : "")
                 + (arrivedAsRetry ? ", arrived as retry" : "") + "]";
-    }
-
-    private static Duration remainingOf(Deadline deadline) {
-        return Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
     }
 
     private static Deadline after(Duration duration) {

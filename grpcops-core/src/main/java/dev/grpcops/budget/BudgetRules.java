@@ -29,12 +29,19 @@ public final class BudgetRules {
     private final Duration defaultBudget;
     private final Duration minDownstream;
     private final Duration retryMin;
+    // The same in nanoseconds: every call applies them, and arithmetic on longs allocates nothing.
+    private final long reserveNanos;
+    private final long minDownstreamNanos;
+    private final long retryMinNanos;
 
     private BudgetRules(Builder builder) {
         this.reserve = requireNotNegative("reserve", builder.reserve);
         this.defaultBudget = requirePositive("default-budget", builder.defaultBudget);
         this.minDownstream = requireNotNegative("min-downstream", builder.minDownstream);
         this.retryMin = requireNotNegative("retry-min", builder.retryMin);
+        this.reserveNanos = reserve.toNanos();
+        this.minDownstreamNanos = minDownstream.toNanos();
+        this.retryMinNanos = retryMin.toNanos();
     }
 
     public static Builder builder() {
@@ -71,14 +78,29 @@ public final class BudgetRules {
         return remaining.minus(reserve);
     }
 
+    /** {@link #downstream(Duration)} in nanoseconds. */
+    public long downstreamNanos(long remainingNanos) {
+        return remainingNanos - reserveNanos;
+    }
+
     /** Whether a downstream call may be sent at all. */
     public boolean allowsCall(Duration remaining) {
-        return downstream(remaining).compareTo(minDownstream) >= 0;
+        return allowsCall(remaining.toNanos());
+    }
+
+    /** {@link #allowsCall(Duration)}, for a remaining time in nanoseconds. */
+    public boolean allowsCall(long remainingNanos) {
+        return downstreamNanos(remainingNanos) >= minDownstreamNanos;
     }
 
     /** Whether a call that failed with UNAVAILABLE may be tried once more, now. */
     public boolean allowsRetry(Duration remaining) {
-        return downstream(remaining).compareTo(retryMin) >= 0;
+        return allowsRetry(remaining.toNanos());
+    }
+
+    /** {@link #allowsRetry(Duration)}, for a remaining time in nanoseconds. */
+    public boolean allowsRetry(long remainingNanos) {
+        return downstreamNanos(remainingNanos) >= retryMinNanos;
     }
 
     private static Duration requireNotNegative(String name, Duration value) {

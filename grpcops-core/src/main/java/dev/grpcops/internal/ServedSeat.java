@@ -2,7 +2,8 @@ package dev.grpcops.internal;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.grpc.Context;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,7 +27,18 @@ public final class ServedSeat {
 
     private static final Context.Key<ServedSeat> KEY = Context.key("grpcops-open-downstream");
 
-    private final AtomicInteger open = new AtomicInteger(1);
+    private static final VarHandle OPEN;
+
+    static {
+        try {
+            OPEN = MethodHandles.lookup().findVarHandle(ServedSeat.class, "open", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** The served call and its downstream calls still open (through {@link #OPEN}: no object per call for it). */
+    private volatile int open = 1;
 
     private final Runnable release;
     private final LongSupplier nanoClock;
@@ -66,11 +78,11 @@ public final class ServedSeat {
     /** A downstream call starts; false when the served call and its calls have all ended already. */
     public boolean started() {
         while (true) {
-            int now = open.get();
+            int now = open;
             if (now == 0) {
                 return false;
             }
-            if (open.compareAndSet(now, now + 1)) {
+            if (OPEN.compareAndSet(this, now, now + 1)) {
                 waitStarted();
                 return true;
             }
@@ -95,7 +107,7 @@ public final class ServedSeat {
 
     /** The served call has ended (its downstream calls end with {@link #endedDownstream()}). */
     public void ended() {
-        if (open.decrementAndGet() == 0) {
+        if ((int) OPEN.getAndAdd(this, -1) == 1) {
             finish();
             release.run();
         }

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -68,7 +69,7 @@ final class Attempts {
             listener.outcome(Targets.name(target), RetryOutcome.PUSHBACK);
             return -1;
         }
-        if (pushback > 0 && !rules.allowsRetry(budget.remaining().minusMillis(pushback))) {
+        if (pushback > 0 && !rules.allowsRetry(budget.remainingNanos() - TimeUnit.MILLISECONDS.toNanos(pushback))) {
             listener.outcome(Targets.name(target), RetryOutcome.PUSHBACK); // the wait alone would spend the budget
             return -1;
         }

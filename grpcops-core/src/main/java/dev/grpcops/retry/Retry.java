@@ -76,7 +76,7 @@ public final class Retry {
 
     /** Starts {@code call}, and starts it once more if it fails with UNAVAILABLE and every rule allows. */
     public <T> ListenableFuture<T> call(Supplier<ListenableFuture<T>> call) {
-        Budget current = Budget.current().orElse(null);
+        Budget current = Budget.currentOrNull();
         Budget budget = current != null ? current : Budget.fresh(attempts.rules);
         // Inside a served call the budget is in the current context already: no new one per call.
         Context context = current != null ? Context.current() : budget.attachTo(Context.current());
@@ -113,7 +113,7 @@ public final class Retry {
      */
     public <T> ListenableFuture<T> hedgeOnly(Supplier<ListenableFuture<T>> call) {
         if (hedges == null) {
-            Budget current = Budget.current().orElse(null);
+            Budget current = Budget.currentOrNull();
             Budget budget = current != null ? current : Budget.fresh(attempts.rules);
             return Attempts.start(current != null ? Context.current() : budget.attachTo(Context.current()), call);
         }
@@ -121,7 +121,7 @@ public final class Retry {
     }
 
     private <T> ListenableFuture<T> hedge(Supplier<ListenableFuture<T>> call, boolean retries) {
-        Budget current = Budget.current().orElse(null);
+        Budget current = Budget.currentOrNull();
         Budget budget = current != null ? current : Budget.fresh(attempts.rules);
         Context context = current != null ? Context.current() : budget.attachTo(Context.current());
         if (WarmUpMark.active()) {

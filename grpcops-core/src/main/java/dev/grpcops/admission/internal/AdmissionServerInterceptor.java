@@ -16,7 +16,6 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -175,9 +174,9 @@ public final class AdmissionServerInterceptor implements ServerInterceptor {
 
     /** The call's budget when the budget interceptor ran first (it should), else its deadline or the default. */
     private long remaining(Context context) {
-        Optional<Budget> budget = Budget.current(); // context is the current one's child: same budget
-        if (budget.isPresent()) {
-            return budget.get().remaining().toNanos();
+        Budget budget = Budget.currentOrNull(); // context is the current one's child: same budget
+        if (budget != null) {
+            return budget.remainingNanos();
         }
         Deadline deadline = context.getDeadline();
         if (deadline == null) {

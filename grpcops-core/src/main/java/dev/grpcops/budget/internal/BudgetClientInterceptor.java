@@ -16,7 +16,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,29 +38,29 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
             MethodDescriptor<ReqT, RespT> method, CallOptions options, Channel next) {
-        Optional<Budget> current = Budget.current();
-        if (current.isEmpty()) {
+        Budget budget = Budget.currentOrNull();
+        if (budget == null) {
             return next.newCall(method, options);
         }
-        Duration remaining = current.get().remaining();
-        if (!rules.allowsCall(remaining)) {
+        long remainingNanos = budget.remainingNanos();
+        if (!rules.allowsCall(remainingNanos)) {
             listener.notSent(method.getFullMethodName());
-            return new NotSentCall<>(Status.DEADLINE_EXCEEDED.withDescription(notSentMessage(method, remaining)));
+            return new NotSentCall<>(Status.DEADLINE_EXCEEDED.withDescription(notSentMessage(method, remainingNanos)));
         }
         // The budget's own deadline less the reserve: remaining − reserve, without another clock read.
-        Deadline deadline = current.get().downstreamDeadline();
-        Duration handed = rules.downstream(remaining);
+        Deadline deadline = budget.downstreamDeadline();
+        long handedNanos = rules.downstreamNanos(remainingNanos);
         if (options.getDeadline() != null && options.getDeadline().isBefore(deadline)) {
             deadline = options.getDeadline();
-            handed = Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
+            handedNanos = deadline.timeRemaining(TimeUnit.NANOSECONDS);
         }
-        listener.handedDownstream(method.getFullMethodName(), handed);
+        listener.handedDownstream(method.getFullMethodName(), Duration.ofNanos(handedNanos));
         ClientCall<ReqT, RespT> call = next.newCall(method, options.withDeadline(deadline));
         CallLedger ledger = CallLedger.current();
         if (ledger == null) {
             return call;
         }
-        ledger.granted(handed);
+        ledger.granted(handedNanos);
         return ledger.ask() == null ? call : new AskingForTheLedger<>(call, ledger);
     }
 
@@ -96,15 +95,15 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
         }
     }
 
-    private String notSentMessage(MethodDescriptor<?, ?> method, Duration remaining) {
+    private String notSentMessage(MethodDescriptor<?, ?> method, long remainingNanos) {
         return String.format(
                 Locale.ROOT,
                 "%s not sent: budget left %.3f s, minus reserve %.3f s = %.3f s, below the %.3f s needed downstream"
                         + " (the min-downstream rule)",
                 method.getFullMethodName(),
-                seconds(remaining),
+                remainingNanos / 1e9,
                 seconds(rules.reserve()),
-                seconds(rules.downstream(remaining)),
+                rules.downstreamNanos(remainingNanos) / 1e9,
                 seconds(rules.minDownstream()));
     }
 

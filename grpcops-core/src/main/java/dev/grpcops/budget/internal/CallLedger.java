@@ -4,10 +4,12 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.budget.Budget;
 import dev.grpcops.budget.LedgerLine;
 import io.grpc.Context;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one served call's hop records for its {@link LedgerLine}: made on arrival by
@@ -26,6 +28,16 @@ public final class CallLedger {
      */
     static final int MAX_DOWNSTREAM_LINES = 24;
 
+    private static final VarHandle GRANTED;
+
+    static {
+        try {
+            GRANTED = MethodHandles.lookup().findVarHandle(CallLedger.class, "grantedNanos", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final String hop;
     private final Budget budget;
     private final Duration received;
@@ -37,11 +49,11 @@ public final class CallLedger {
     /** The line once the call has been answered: the span, the metrics and the trailers read the same one. */
     private volatile LedgerLine answered;
 
-    private final AtomicLong grantedNanos = new AtomicLong();
-    private final ConcurrentLinkedQueue<LedgerLine> downstream = new ConcurrentLinkedQueue<>();
-    /** Only a call whose caller asked for the ledger counts these: no object per call for them. */
+    /** The longest deadline handed downstream (through {@link #GRANTED}: no object per call for it). */
+    private volatile long grantedNanos;
+    /** Only a call whose caller asked for the ledger keeps these: no object per call for them otherwise. */
     @GuardedBy("this")
-    private int kept;
+    private @Nullable List<LedgerLine> downstream;
 
     @GuardedBy("this")
     private int omitted;
@@ -77,8 +89,11 @@ public final class CallLedger {
         handlerStartedNanos = System.nanoTime();
     }
 
-    void granted(Duration deadline) {
-        grantedNanos.accumulateAndGet(deadline.toNanos(), Math::max);
+    void granted(long deadlineNanos) {
+        long now;
+        do {
+            now = grantedNanos;
+        } while (deadlineNanos > now && !GRANTED.compareAndSet(this, now, deadlineNanos));
     }
 
     /** The caller's ask, to send on with each downstream call; null when the caller did not ask. */
@@ -104,7 +119,10 @@ public final class CallLedger {
             if (line.isEmpty()) {
                 continue;
             }
-            if (++kept <= MAX_DOWNSTREAM_LINES) {
+            if (downstream == null) {
+                downstream = new ArrayList<>();
+            }
+            if (downstream.size() < MAX_DOWNSTREAM_LINES) {
                 downstream.add(line.get().deeper());
             } else {
                 omitted++;
@@ -130,14 +148,14 @@ public final class CallLedger {
                 .defaulted(budget.defaulted())
                 .queued(Duration.ofNanos(Math.max(0, started - arrivedNanos)))
                 .handler(Duration.ofNanos(Math.max(0, now - started)))
-                .granted(Duration.ofNanos(grantedNanos.get()))
+                .granted(Duration.ofNanos(grantedNanos))
                 .slack(budget.remaining())
                 .build();
     }
 
     /** The lines the downstream calls returned, in the order they came, up to {@link #MAX_DOWNSTREAM_LINES}. */
-    List<LedgerLine> downstream() {
-        return List.copyOf(downstream);
+    synchronized List<LedgerLine> downstream() {
+        return downstream == null ? List.of() : List.copyOf(downstream);
     }
 
     /** How many lines were left out, here or further down. */
