@@ -38,6 +38,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(ComposeSuite.Resolver.class)
 class ComposeIT {
 
+    /**
+     * What a JVM from Java 24 on prints at start about a library's use of sun.misc.Unsafe or native
+     * code: for library authors, not operators, so neither the CLI nor the services print it.
+     */
+    private static final String[] JVM_WARNINGS = {"sun.misc.Unsafe", "restricted method"};
+
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -179,11 +185,30 @@ class ComposeIT {
                             "2s",
                             "--ledger");
                     assertThat(printed).contains("budget ledger");
+                    assertThat(printed).doesNotContain(JVM_WARNINGS);
                     assertThat(printed.lines())
                             .anyMatch(line -> line.startsWith("chain.v1.Edge "))
                             .anyMatch(line -> line.startsWith("  chain.v1.Pricing "))
                             .anyMatch(line -> line.startsWith("    chain.v1.Stock "));
                 });
+        for (String service : List.of("edge", "pricing-1", "stock-1")) {
+            assertThat(suite.logs(service)).as(service + "'s log").doesNotContain(JVM_WARNINGS);
+        }
+    }
+
+    /**
+     * A newcomer's first command, as the compose file's comment gives it: the operator CLI's own image
+     * answers with the answer alone, no JVM warnings before it.
+     */
+    @Test
+    @Timeout(value = 8, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void theClientImagePrintsItsAnswerAlone(ComposeSuite suite) {
+        await().atMost(Duration.ofMinutes(4))
+                .pollInterval(Duration.ofSeconds(2))
+                .until(() -> HealthProbe.probe("127.0.0.1:50063", "chain.v1.Edge", Duration.ofSeconds(2))
+                        .serving());
+        String printed = suite.runClient("probe", "edge:50063", "--service", "chain.v1.Edge", "--timeout", "5s");
+        assertThat(printed).contains("SERVING").doesNotContain(JVM_WARNINGS);
     }
 
     private static List<String> dashboardQueries() throws IOException {

@@ -181,6 +181,20 @@ final class ComposeSuite implements ExtensionContext.Store.CloseableResource {
         return run(docker, Duration.ofSeconds(30), "exec");
     }
 
+    /** {@code docker compose run --rm client <args>}: the operator CLI's image, in the suite's network. */
+    String runClient(String... args) {
+        // Built first, so that run's own output holds no note that it built the image.
+        output(Duration.ofMinutes(5), "--profile", "client", "build", "client");
+        List<String> command = new ArrayList<>(List.of("--profile", "client", "run", "--rm", "-T", "client"));
+        command.addAll(List.of(args));
+        return output(Duration.ofMinutes(5), command.toArray(String[]::new));
+    }
+
+    /** What {@code service}'s container printed, standard output and error together. */
+    String logs(String service) {
+        return run(List.of("docker", "logs", containerId(service)), Duration.ofSeconds(30), "logs-" + service);
+    }
+
     /** Docker's view of {@code service}'s health check: starting, healthy or unhealthy. */
     String dockerHealth(String service) {
         return run(
