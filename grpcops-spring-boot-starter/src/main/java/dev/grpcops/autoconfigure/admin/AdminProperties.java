@@ -24,7 +24,7 @@ public class AdminProperties {
     private final RateLimit rateLimit = new RateLimit();
 
     /** At most one WARN line per caller address per this interval, with the count of its refused admin calls. */
-    private Duration refusalLogInterval = AdminRateLimit.DEFAULTS.logInterval();
+    private Duration refusalLogInterval = Duration.ofSeconds(10);
 
     public String getToken() {
         return token;
@@ -84,22 +84,22 @@ public class AdminProperties {
     public static class RateLimit {
 
         /** Refused admin calls from one address within the window after which its admin calls are refused unchecked. */
-        private int maxFailures = AdminRateLimit.DEFAULTS.maxFailures();
+        private int maxFailures = 5;
 
         /** How long refused calls count toward max-failures, and how long an address over it stays refused. */
-        private Duration window = AdminRateLimit.DEFAULTS.window();
+        private Duration window = Duration.ofSeconds(10);
 
         /** How many caller addresses are tracked at most (a few hundred bytes each); beyond, the least recently seen is forgotten. */
-        private int maxPeers = AdminRateLimit.DEFAULTS.maxPeers();
+        private int maxPeers = 10_000;
 
         /**
          * Refused admin calls within the window from all addresses but the loopback after which
          * every address but the loopback is refused unchecked until the window has passed.
          */
-        private int maxRefusedOverall = AdminRateLimit.DEFAULTS.maxRefusedOverall();
+        private int maxRefusedOverall = 100;
 
         /** Admin calls let through that may run at once; beyond, one ends RESOURCE_EXHAUSTED at once. */
-        private int maxConcurrent = AdminRateLimit.DEFAULTS.maxConcurrent();
+        private int maxConcurrent = 4;
 
         public int getMaxRefusedOverall() {
             return maxRefusedOverall;

@@ -16,16 +16,16 @@ public class BudgetProperties {
     private boolean enabled = true;
 
     /** What a hop keeps for itself: a downstream call's deadline is the remaining budget minus this. */
-    private Duration reserve = BudgetRules.DEFAULTS.reserve();
+    private Duration reserve = Duration.ofMillis(200);
 
     /** Budget assumed for a call that arrives with no deadline (or one more than 10^6 s away). */
-    private Duration defaultBudget = BudgetRules.DEFAULTS.defaultBudget();
+    private Duration defaultBudget = Duration.ofSeconds(2);
 
     /** Smallest downstream deadline worth sending; below it the call fails at once with DEADLINE_EXCEEDED. */
-    private Duration minDownstream = BudgetRules.DEFAULTS.minDownstream();
+    private Duration minDownstream = Duration.ofMillis(300);
 
     /** Smallest downstream budget, recomputed at that moment, for which a call that failed with UNAVAILABLE is retried once. */
-    private Duration retryMin = BudgetRules.DEFAULTS.retryMin();
+    private Duration retryMin = Duration.ofMillis(700);
 
     /** Services whose calls get no budget: long-lived streams such as health Watch and reflection. */
     private List<String> excludedServices = new ArrayList<>(InfrastructureServices.NAMES);

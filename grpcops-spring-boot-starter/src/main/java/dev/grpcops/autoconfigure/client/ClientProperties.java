@@ -47,7 +47,7 @@ public class ClientProperties {
      * shared connection.
      * Keep it under the downstream's grpcops.server.max-rst-frames (2000 a second by default). Zero: no budget.
      */
-    private int cancellationsPerSecond = dev.grpcops.client.CancellationBudget.DEFAULT_PER_SECOND;
+    private int cancellationsPerSecond = 1000;
 
     public int getCancellationsPerSecond() {
         return cancellationsPerSecond;
@@ -161,29 +161,29 @@ public class ClientProperties {
         private boolean enabled = true;
 
         /** How often replicas are judged. */
-        private Duration interval = dev.grpcops.client.OutlierDetection.DEFAULTS.interval();
+        private Duration interval = Duration.ofSeconds(1);
 
         /** How long an ejected replica stays out the first time (longer each time again). */
-        private Duration baseEjectionTime = dev.grpcops.client.OutlierDetection.DEFAULTS.baseEjectionTime();
+        private Duration baseEjectionTime = Duration.ofSeconds(10);
 
         /** The longest a replica stays out. */
-        private Duration maxEjectionTime = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionTime();
+        private Duration maxEjectionTime = Duration.ofSeconds(60);
 
         /** No ejection once this percentage of the replicas is out; the share out may pass it by one, so 33 keeps it at most half. */
-        private int maxEjectionPercent = dev.grpcops.client.OutlierDetection.DEFAULTS.maxEjectionPercent();
+        private int maxEjectionPercent = 33;
 
         /**
          * A replica failing this percentage of its judged calls in an interval, or more, is ejected.
          * Judged are successes and replica failures (UNAVAILABLE, INTERNAL, UNKNOWN, DATA_LOSS); never
          * shedding, the caller's cancellations or deadlines, or failures relayed from further down.
          */
-        private int failurePercentage = dev.grpcops.client.OutlierDetection.DEFAULTS.failurePercentage();
+        private int failurePercentage = 30;
 
         /** Replicas with enough calls needed before any is judged. */
-        private int minimumHosts = dev.grpcops.client.OutlierDetection.DEFAULTS.minimumHosts();
+        private int minimumHosts = 2;
 
         /** Calls a replica needs in an interval to be judged. */
-        private int requestVolume = dev.grpcops.client.OutlierDetection.DEFAULTS.requestVolume();
+        private int requestVolume = 10;
 
         dev.grpcops.client.OutlierDetection toConfig() {
             if (!enabled) {

@@ -32,7 +32,7 @@ public class FaultProperties {
     private Duration work = Duration.ZERO;
 
     /** Share of calls failed at once (0-1), with error-code. */
-    private double errorRatio;
+    private double errorRatio = 0.0;
 
     /**
      * What the failed calls end with: UNAVAILABLE (a replica down), INTERNAL, UNKNOWN or DATA_LOSS (a

@@ -28,19 +28,19 @@ public class RetryProperties {
         private boolean enabled = true;
 
         /** The hedge delay follows this percentile of the target's recent answer latencies (50-99.9). */
-        private double percentile = dev.grpcops.retry.Hedging.DEFAULTS.percentile();
+        private double percentile = 99.5;
 
         /** The shortest hedge delay, whatever the latencies say. */
-        private Duration minDelay = dev.grpcops.retry.Hedging.DEFAULTS.minDelay();
+        private Duration minDelay = Duration.ofMillis(2);
 
         /** The longest hedge delay, whatever the latencies say. */
-        private Duration maxDelay = dev.grpcops.retry.Hedging.DEFAULTS.maxDelay();
+        private Duration maxDelay = Duration.ofSeconds(1);
 
         /** Answers from a target needed before its calls are hedged (1-512). */
-        private int minSamples = dev.grpcops.retry.Hedging.DEFAULTS.minSamples();
+        private int minSamples = 200;
 
         /** Hedges per target at most this percentage of its calls of the last 10 s, plus 1 per second (Finagle's maxExtraLoad). */
-        private double maxExtraPercent = dev.grpcops.retry.Hedging.DEFAULTS.maxExtraPercent();
+        private double maxExtraPercent = 10.0;
 
         dev.grpcops.retry.Hedging toHedging() {
             return dev.grpcops.retry.Hedging.builder()

@@ -22,4 +22,21 @@ class ClientPropertiesDefaultsTests {
         assertThat(balancing.getCompareAllUpTo()).isEqualTo(PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO);
         assertThat(balancing.getSlowStart()).isEqualTo(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
     }
+
+    @Test
+    void unsetOutlierDetectionAndCancellationPropertiesAreTheCoresDefaults() {
+        ClientProperties properties = new ClientProperties();
+        ClientProperties.OutlierDetection outliers = properties.getOutlierDetection();
+        dev.grpcops.client.OutlierDetection core = dev.grpcops.client.OutlierDetection.DEFAULTS;
+
+        assertThat(properties.getCancellationsPerSecond())
+                .isEqualTo(dev.grpcops.client.CancellationBudget.DEFAULT_PER_SECOND);
+        assertThat(outliers.getInterval()).isEqualTo(core.interval());
+        assertThat(outliers.getBaseEjectionTime()).isEqualTo(core.baseEjectionTime());
+        assertThat(outliers.getMaxEjectionTime()).isEqualTo(core.maxEjectionTime());
+        assertThat(outliers.getMaxEjectionPercent()).isEqualTo(core.maxEjectionPercent());
+        assertThat(outliers.getFailurePercentage()).isEqualTo(core.failurePercentage());
+        assertThat(outliers.getMinimumHosts()).isEqualTo(core.minimumHosts());
+        assertThat(outliers.getRequestVolume()).isEqualTo(core.requestVolume());
+    }
 }

@@ -25,4 +25,16 @@ class RetryPropertiesDefaultsTests {
         assertThat(limiter.getBudgetWindow()).isEqualTo(RetryBudget.DEFAULT_WINDOW);
         assertThat(limiter.getMinRetriesPerSecond()).isEqualTo(RetryBudget.DEFAULT_MIN_PER_SECOND);
     }
+
+    @Test
+    void unsetHedgingPropertiesGiveTheCoresHedging() {
+        RetryProperties.Hedging hedging = new RetryProperties().getHedging();
+        dev.grpcops.retry.Hedging core = dev.grpcops.retry.Hedging.DEFAULTS;
+
+        assertThat(hedging.getPercentile()).isEqualTo(core.percentile());
+        assertThat(hedging.getMinDelay()).isEqualTo(core.minDelay());
+        assertThat(hedging.getMaxDelay()).isEqualTo(core.maxDelay());
+        assertThat(hedging.getMinSamples()).isEqualTo(core.minSamples());
+        assertThat(hedging.getMaxExtraPercent()).isEqualTo(core.maxExtraPercent());
+    }
 }
