@@ -278,7 +278,9 @@ final class Simulation {
     /**
      * Each flow within its fair bound over a window: among the flows of a level that had calls
      * waiting at every millisecond of the window, none got less than a quarter of an equal share of
-     * the seats the level dispatched to them (fair queuing by virtual time, charged per seat).
+     * the seats the level charged them (fair queuing by virtual time, charged per seat): the seats
+     * their calls were dispatched to, and those of calls their callers withdrew from the queue,
+     * which admission charges as served so that queueing and cancelling keeps no queue first.
      */
     private void checkFairness() {
         long now = clock.nanoTime();
@@ -514,6 +516,11 @@ final class Simulation {
                                 boolean left = ticket != null
                                         && (why.equals("deadline") ? ticket.deadlinePassed() : ticket.cancel());
                                 if (left) {
+                                    if (!why.equals("deadline")) {
+                                        // Admission charges its flow for it as for a call served: its
+                                        // share includes what it withdrew.
+                                        window(this).seats += width;
+                                    }
                                     leftQueue();
                                     ended(this, "left while queued"); // never served
                                 }

@@ -20,8 +20,12 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(300)
 class SimulationTests {
 
-    /** Seeds that once broke an invariant, each kept once its cause was fixed. */
-    static final long[] REGRESSIONS = {};
+    /**
+     * Seeds that once broke an invariant, each kept once its cause was fixed. 149, 177, 649: a flow
+     * whose callers withdrew most of its queued calls looked starved, the fairness check counting
+     * only the seats it was served, not those admission charged it for what it withdrew.
+     */
+    static final long[] REGRESSIONS = {149, 177, 649};
 
     private static final long FIRST_SEED = Long.getLong("simulation.first-seed", 1);
     private static final long SEEDS = Long.getLong("simulation.seeds", 40);
