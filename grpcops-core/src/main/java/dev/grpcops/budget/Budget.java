@@ -26,6 +26,8 @@ public final class Budget {
     private final boolean defaulted;
     private final BudgetRules rules;
     private final boolean arrivedAsRetry;
+    /** Made at the first downstream call and shared by the others (racy but safe: a Deadline is immutable). */
+    private @Nullable Deadline downstreamDeadline;
 
     private Budget(Deadline deadline, boolean defaulted, BudgetRules rules, boolean arrivedAsRetry) {
         this.deadline = deadline;
@@ -99,7 +101,12 @@ public final class Budget {
      * Pinned to the caller's deadline, it is the same whenever the call is made, and costs no clock read.
      */
     public Deadline downstreamDeadline() {
-        return deadline.offset(-rules.reserve().toNanos(), TimeUnit.NANOSECONDS);
+        Deadline downstream = downstreamDeadline;
+        if (downstream == null) {
+            downstream = deadline.offset(-rules.reserve().toNanos(), TimeUnit.NANOSECONDS);
+            downstreamDeadline = downstream;
+        }
+        return downstream;
     }
 
     /** Whether a downstream call made now would be sent (downstream ≥ min-downstream). */
