@@ -1,5 +1,6 @@
 package dev.grpcops.admission;
 
+import dev.grpcops.Experimental;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -30,6 +31,7 @@ import java.util.Objects;
  *       calls working; the dependency's own limit is the one that falls.
  * </ul>
  */
+@Experimental("The adaptive seats' gradient and its settings are still tuned against measured overloads")
 public final class AdaptiveLimit {
 
     /** The fewest seats by default. */

@@ -1,5 +1,6 @@
 package dev.grpcops.budget;
 
+import dev.grpcops.Experimental;
 import io.grpc.Metadata;
 import java.time.Duration;
 import java.util.HashMap;
@@ -20,6 +21,7 @@ import java.util.Optional;
  * hop of another version, a mangled or oversized value) is left out; nothing here throws on what
  * a peer sent.
  */
+@Experimental("The ledger's columns and header format may grow")
 public final class LedgerLine {
 
     /** The request header that asks for the ledger (its value: the admin token), and the trailer that carries it. */

@@ -1,5 +1,6 @@
 package dev.grpcops.client;
 
+import dev.grpcops.Experimental;
 import dev.grpcops.internal.SharedScheduler;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
@@ -20,6 +21,7 @@ import org.slf4j.LoggerFactory;
  * interval. It follows each channel's state changes and its balancer's reports: a healthy channel
  * costs nothing.
  */
+@Experimental("Until grpc-java offers a shorter reconnect backoff per channel, when this may go")
 public final class ReconnectNudger implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ReconnectNudger.class);

@@ -1,5 +1,6 @@
 package dev.grpcops.fault;
 
+import dev.grpcops.Experimental;
 import dev.grpcops.InfrastructureServices;
 import dev.grpcops.admin.AdminMethods;
 import dev.grpcops.fault.internal.FaultInjectionInterceptor;
@@ -29,6 +30,7 @@ import org.slf4j.LoggerFactory;
  * server.addService(ServerInterceptors.intercept(stock, faults.interceptor())).addService(faults.adminService());
  * }</pre>
  */
+@Experimental("A lab tool: its faults follow what the suite's experiments need")
 public final class FaultInjection {
 
     private static final Logger log = LoggerFactory.getLogger(FaultInjection.class);
