@@ -46,8 +46,12 @@
 #   BENCH_START_TIMEOUT   seconds a contender may take to answer after start (default 300)
 #   BENCH_DRIVER          force the load driver: grpcops | h2load
 #   BENCH_KEEP_LOGS=1     keep the run's logs and driver output (kept anyway when a contender fails)
-#   BENCH_JFR=DIR         record each server's measured period with JFR (the profile settings: CPU
-#                         samples, allocations, locks) into DIR/<contender>-round-<n>-<server>.jfr
+#   BENCH_JFR=DIR         record each server's measured period with JFR into
+#                         DIR/<contender>-round-<n>-<server>.jfr (the JDK's default settings: CPU and
+#                         allocation samples; BENCH_JFR_SETTINGS=profile for more). On this 2-core
+#                         machine recording cut the suite's saturated throughput 8-16 times and
+#                         tripled the CPU per Checkout at 300/s, whichever settings: read where the
+#                         samples fall, never the run's numbers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -272,7 +276,7 @@ record_measured_period() {
   sleep "$WARMUP"
   for pid in "$@"; do
     name=$(basename "$(dirname "$dir")")-$(basename "$dir")-${names[$i]}
-    jcmd "$pid" JFR.start name=bench settings=profile duration="${DURATION}s" \
+    jcmd "$pid" JFR.start name=bench settings="${BENCH_JFR_SETTINGS:-default}" duration="${DURATION}s" \
       filename="$(cd "$BENCH_JFR" && pwd)/$name.jfr" >/dev/null 2>&1 \
       || echo "bench: JFR did not start in $name (pid $pid)" >&2
     i=$((i + 1))
