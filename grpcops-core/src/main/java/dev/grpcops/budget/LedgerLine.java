@@ -44,22 +44,49 @@ public final class LedgerLine {
 
     private final String hop;
     private final int depth;
-    private final Duration received;
+    // In nanoseconds: a line is made for every call answered, and most are read for one number.
+    private final long received;
     private final boolean defaulted;
-    private final Duration queued;
-    private final Duration handler;
-    private final Duration granted;
-    private final Duration slack;
+    private final long queued;
+    private final long handler;
+    private final long granted;
+    private final long slack;
 
-    private LedgerLine(Builder builder) {
-        this.hop = builder.hop;
-        this.depth = builder.depth;
-        this.received = builder.received;
-        this.defaulted = builder.defaulted;
-        this.queued = builder.queued;
-        this.handler = builder.handler;
-        this.granted = builder.granted;
-        this.slack = builder.slack;
+    private LedgerLine(
+            String hop,
+            int depth,
+            long received,
+            boolean defaulted,
+            long queued,
+            long handler,
+            long granted,
+            long slack) {
+        this.hop = hop;
+        this.depth = depth;
+        this.received = received;
+        this.defaulted = defaulted;
+        this.queued = queued;
+        this.handler = handler;
+        this.granted = granted;
+        this.slack = slack;
+    }
+
+    /**
+     * The line of the hop that was asked (depth 0), its times in nanoseconds: what a served call's
+     * ledger makes as it answers, without a builder or a {@code Duration} per value.
+     *
+     * @throws IllegalArgumentException when {@code hop} is not a usable name (see {@link #builder})
+     */
+    public static LedgerLine of(
+            String hop,
+            long receivedNanos,
+            boolean defaulted,
+            long queuedNanos,
+            long handlerNanos,
+            long grantedNanos,
+            long slackNanos) {
+        requireUsableHop(hop);
+        return new LedgerLine(hop, 0, receivedNanos, defaulted, queuedNanos, handlerNanos, grantedNanos, slackNanos);
     }
 
     /** A line for {@code hop} (the served service's name); every duration zero until set. */
@@ -79,7 +106,7 @@ public final class LedgerLine {
 
     /** The budget on arrival: the caller's deadline, or the default when it sent none. */
     public Duration received() {
-        return received;
+        return Duration.ofNanos(received);
     }
 
     /** True when the caller sent no deadline and the default budget applied. */
@@ -89,27 +116,32 @@ public final class LedgerLine {
 
     /** From arrival to the handler's start: the wait for a seat in admission. */
     public Duration queued() {
-        return queued;
+        return Duration.ofNanos(queued);
     }
 
     /** From the handler's start to the answer, downstream calls included. */
     public Duration handler() {
-        return handler;
+        return Duration.ofNanos(handler);
     }
 
     /** The largest deadline handed to a downstream call; zero when none was sent. */
     public Duration granted() {
-        return granted;
+        return Duration.ofNanos(granted);
     }
 
     /** What was left of the budget when the hop answered; negative when it answered after the deadline. */
     public Duration slack() {
+        return Duration.ofNanos(slack);
+    }
+
+    /** {@link #slack()} in nanoseconds. */
+    public long slackNanos() {
         return slack;
     }
 
     /** This line as one hop further from the asker: what a hop does with the lines its downstream calls return. */
     public LedgerLine deeper() {
-        return toBuilder().depth(depth + 1).build();
+        return new LedgerLine(hop, depth + 1, received, defaulted, queued, handler, granted, slack);
     }
 
     /** The trailer value: {@code hop=…;depth=…;received_ms=…;default=…;queued_ms=…;handler_ms=…;granted_ms=…;slack_ms=…}. */
@@ -175,6 +207,14 @@ public final class LedgerLine {
         }
     }
 
+    private static void requireUsableHop(String hop) {
+        if (!usableHop(Objects.requireNonNull(hop, "hop"))) {
+            throw new IllegalArgumentException("hop must be a name of 1-" + MAX_HOP_LENGTH
+                    + " characters without ';' or '=', got '"
+                    + (hop.length() > 40 ? hop.substring(0, 40) + "…" : hop) + "'");
+        }
+    }
+
     private static boolean usableHop(String hop) {
         return hop != null
                 && !hop.isEmpty()
@@ -183,19 +223,8 @@ public final class LedgerLine {
                 && hop.indexOf('=') < 0;
     }
 
-    private Builder toBuilder() {
-        return builder(hop)
-                .depth(depth)
-                .received(received)
-                .defaulted(defaulted)
-                .queued(queued)
-                .handler(handler)
-                .granted(granted)
-                .slack(slack);
-    }
-
-    private static double millis(Duration duration) {
-        return duration.toNanos() / 1e6;
+    private static double millis(long nanos) {
+        return nanos / 1e6;
     }
 
     private static Duration duration(String millis) {
@@ -237,11 +266,7 @@ public final class LedgerLine {
         private Duration slack = Duration.ZERO;
 
         private Builder(String hop) {
-            if (!usableHop(Objects.requireNonNull(hop, "hop"))) {
-                throw new IllegalArgumentException("hop must be a name of 1-" + MAX_HOP_LENGTH
-                        + " characters without ';' or '=', got '"
-                        + (hop.length() > 40 ? hop.substring(0, 40) + "…" : hop) + "'");
-            }
+            requireUsableHop(hop);
             this.hop = hop;
         }
 
@@ -281,7 +306,15 @@ public final class LedgerLine {
         }
 
         public LedgerLine build() {
-            return new LedgerLine(this);
+            return new LedgerLine(
+                    hop,
+                    depth,
+                    received.toNanos(),
+                    defaulted,
+                    queued.toNanos(),
+                    handler.toNanos(),
+                    granted.toNanos(),
+                    slack.toNanos());
         }
     }
 }

@@ -6,7 +6,6 @@ import dev.grpcops.budget.LedgerLine;
 import io.grpc.Context;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -40,7 +39,7 @@ public final class CallLedger {
 
     private final String hop;
     private final Budget budget;
-    private final Duration received;
+    private final long receivedNanos;
     private final long arrivedNanos;
     /** The ask, as the caller sent it, to pass on downstream; null when the caller did not ask or may not. */
     private final String ask;
@@ -61,7 +60,7 @@ public final class CallLedger {
     CallLedger(String hop, Budget budget, String ask) {
         this.hop = hop;
         this.budget = budget;
-        this.received = budget.remaining();
+        this.receivedNanos = budget.remainingNanos();
         this.arrivedNanos = System.nanoTime();
         this.handlerStartedNanos = arrivedNanos;
         this.ask = ask;
@@ -143,14 +142,14 @@ public final class CallLedger {
     private LedgerLine line() {
         long now = System.nanoTime();
         long started = handlerStartedNanos;
-        return LedgerLine.builder(hop)
-                .received(received)
-                .defaulted(budget.defaulted())
-                .queued(Duration.ofNanos(Math.max(0, started - arrivedNanos)))
-                .handler(Duration.ofNanos(Math.max(0, now - started)))
-                .granted(Duration.ofNanos(grantedNanos))
-                .slack(budget.remaining())
-                .build();
+        return LedgerLine.of(
+                hop,
+                receivedNanos,
+                budget.defaulted(),
+                Math.max(0, started - arrivedNanos),
+                Math.max(0, now - started),
+                grantedNanos,
+                budget.remainingNanos());
     }
 
     /** The lines the downstream calls returned, in the order they came, up to {@link #MAX_DOWNSTREAM_LINES}. */

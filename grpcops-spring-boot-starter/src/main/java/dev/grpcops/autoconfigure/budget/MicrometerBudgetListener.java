@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -85,8 +86,8 @@ final class MicrometerBudgetListener implements BudgetListener {
                                 "Budget left when a served call was answered (0 when it was answered late)",
                                 m,
                                 SLACK_BUCKETS))
-                .record(atLeastZero(line.slack()));
-        if (line.slack().isNegative()) {
+                .record(Math.max(0, line.slackNanos()), TimeUnit.NANOSECONDS);
+        if (line.slackNanos() < 0) {
             late.computeIfAbsent(
                             method,
                             m -> Counter.builder("grpc.budget.answered.late")
