@@ -463,9 +463,12 @@ class PeakEwmaBalancingTests {
         assertThat(replicas.call(30, 3)).as("alone").containsExactly(30, 0, 0);
         replicas.replica(1).serving(true).awaitOffered();
         List<Integer> shares = replicas.call(90, 3);
+        // In slow start (at its minimum weight, no fake time passing): some calls, far from an equal
+        // 45, at most its minimum weight's worth of the 90. The exact share is PickerTests' to hold:
+        // here the picks read the replicas' measured latencies, which vary from run to run (1-5 seen).
         assertThat(shares.get(1))
                 .as("the second one back, in slow start: its calls of %s", shares)
-                .isBetween(1, 4);
+                .isBetween(1, (int) (90 * PeakEwmaLoadBalancer.SLOW_START_MIN_WEIGHT));
     }
 
     /** A reconnect (after GOAWAY, max connection age) is back within milliseconds: no slow start. */
