@@ -20,7 +20,6 @@ import org.jspecify.annotations.Nullable;
 public final class Budget {
 
     private static final Context.Key<Budget> KEY = Context.key("grpcops-budget");
-    private static final long NO_DEADLINE_BEYOND_NANOS = BudgetRules.NO_DEADLINE_BEYOND.toNanos();
 
     private final Deadline deadline;
     private final boolean defaulted;
@@ -60,7 +59,7 @@ public final class Budget {
      * not retried again: only one hop retries.
      */
     public static Budget arrived(Deadline callerDeadline, BudgetRules rules, boolean arrivedAsRetry) {
-        if (callerDeadline == null || callerDeadline.timeRemaining(TimeUnit.NANOSECONDS) > NO_DEADLINE_BEYOND_NANOS) {
+        if (callerDeadline == null || rules.usesDefault(callerDeadline.timeRemaining(TimeUnit.NANOSECONDS))) {
             return new Budget(after(rules.defaultBudget()), true, rules, arrivedAsRetry);
         }
         return new Budget(callerDeadline, false, rules, arrivedAsRetry);

@@ -13,6 +13,8 @@ public final class BudgetRules {
     /** A caller deadline beyond this is no deadline at all (some clients send "infinity" this way). */
     public static final Duration NO_DEADLINE_BEYOND = Duration.ofSeconds(1_000_000);
 
+    private static final long NO_DEADLINE_BEYOND_NANOS = NO_DEADLINE_BEYOND.toNanos();
+
     /** What a hop keeps for itself by default. */
     public static final Duration DEFAULT_RESERVE = Duration.ofMillis(200);
     /** The budget of a call without a deadline by default. */
@@ -71,6 +73,11 @@ public final class BudgetRules {
     /** Whether a call arriving with this much time left (null: no deadline) gets the default budget. */
     public boolean usesDefault(Duration callerRemaining) {
         return callerRemaining == null || callerRemaining.compareTo(NO_DEADLINE_BEYOND) > 0;
+    }
+
+    /** {@link #usesDefault(Duration)} for a caller that sent a deadline with this much time left, in nanoseconds. */
+    public boolean usesDefault(long callerRemainingNanos) {
+        return callerRemainingNanos > NO_DEADLINE_BEYOND_NANOS;
     }
 
     /** The deadline handed to a downstream call: remaining − reserve (negative when overdrawn). */

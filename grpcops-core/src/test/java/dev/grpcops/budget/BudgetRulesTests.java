@@ -28,6 +28,9 @@ class BudgetRulesTests {
     void arrivalBudgetIsTheCallerDeadlineOrTheDefault(Double callerSeconds, double budgetSeconds, boolean defaulted) {
         Duration caller = callerSeconds == null ? null : seconds(callerSeconds);
         assertThat(rules.usesDefault(caller)).isEqualTo(defaulted);
+        if (caller != null) {
+            assertThat(rules.usesDefault(caller.toNanos())).isEqualTo(defaulted);
+        }
         Deadline deadline = caller == null ? null : Deadline.after(caller.toNanos(), TimeUnit.NANOSECONDS);
         assertThat(Budget.arrived(deadline, rules).remaining())
                 .isBetween(seconds(budgetSeconds).minusMillis(100), seconds(budgetSeconds));
