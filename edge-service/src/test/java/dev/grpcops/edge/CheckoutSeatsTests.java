@@ -22,6 +22,8 @@ class CheckoutSeatsTests {
         "1000, 1000, 0, 1",
         "3, 3, 101, 1",
         "0, 0, 0, 1",
+        "17, 17, 0, 17", // more SKUs than are compared pairwise
+        "40, 20, 0, 20",
     })
     void aCheckoutTakesASeatPerQuoteItMakes(int skus, int distinct, int slow, int seats) {
         CheckoutRequest.Builder request = CheckoutRequest.newBuilder();

@@ -18,6 +18,16 @@ public interface BudgetListener {
     /** A downstream call to {@code method} was sent with this deadline. */
     default void handedDownstream(String method, Duration deadline) {}
 
+    /**
+     * A downstream call to {@code method} was sent with a deadline this many nanoseconds away: what
+     * the budget layer calls, once per downstream call. By default it hands a {@link Duration} to
+     * {@link #handedDownstream(String, Duration)}; a listener that records numbers overrides this
+     * one and saves the object.
+     */
+    default void handedDownstreamNanos(String method, long deadlineNanos) {
+        handedDownstream(method, Duration.ofNanos(deadlineNanos));
+    }
+
     /** A downstream call to {@code method} was not sent: the budget could not cover it. */
     default void notSent(String method) {}
 

@@ -5,9 +5,11 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one daemon thread that runs the library's timers: admission's queue time-outs, pushed-back
- * retries, hedges, reconnect nudges. Every task only decides and starts or ends a call; none waits
- * for one, so a single thread serves them all. Cancelled tasks leave its queue at once.
+ * The library's two timer threads: this precise one (admission's queue time-outs, deferred
+ * cancellations, warm-up's time limit, injected delays, reconnect nudges) and the {@linkplain
+ * #coarse() coarse} one (hedges, pushed-back retries). Every task only decides and starts or ends a
+ * call; none waits for one, so a thread each serves them all. Cancelled tasks leave the precise
+ * one's queue at once.
  */
 public final class SharedScheduler {
 

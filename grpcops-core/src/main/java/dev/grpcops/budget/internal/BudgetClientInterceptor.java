@@ -54,7 +54,7 @@ public final class BudgetClientInterceptor implements ClientInterceptor {
             deadline = options.getDeadline();
             handedNanos = deadline.timeRemaining(TimeUnit.NANOSECONDS);
         }
-        listener.handedDownstream(method.getFullMethodName(), Duration.ofNanos(handedNanos));
+        listener.handedDownstreamNanos(method.getFullMethodName(), handedNanos);
         ClientCall<ReqT, RespT> call = next.newCall(method, options.withDeadline(deadline));
         CallLedger ledger = CallLedger.current();
         if (ledger == null) {

@@ -55,7 +55,7 @@ final class MicrometerBudgetListener implements BudgetListener {
         remaining
                 .computeIfAbsent(
                         method, m -> histogram("grpc.budget.remaining", "Budget of a served call on arrival", m))
-                .record(atLeastZero(budget.remaining()));
+                .record(Math.max(0, budget.remainingNanos()), TimeUnit.NANOSECONDS);
         if (budget.defaulted()) {
             defaulted
                     .computeIfAbsent(
@@ -71,10 +71,15 @@ final class MicrometerBudgetListener implements BudgetListener {
 
     @Override
     public void handedDownstream(String method, Duration deadline) {
+        handedDownstreamNanos(method, deadline.toNanos());
+    }
+
+    @Override
+    public void handedDownstreamNanos(String method, long deadlineNanos) {
         downstream
                 .computeIfAbsent(
                         method, m -> histogram("grpc.budget.downstream", "Deadline handed to a downstream call", m))
-                .record(atLeastZero(deadline));
+                .record(Math.max(0, deadlineNanos), TimeUnit.NANOSECONDS);
     }
 
     @Override
@@ -121,9 +126,5 @@ final class MicrometerBudgetListener implements BudgetListener {
                 .tag("method", method)
                 .serviceLevelObjectives(buckets)
                 .register(registry);
-    }
-
-    private static Duration atLeastZero(Duration duration) {
-        return duration.isNegative() ? Duration.ZERO : duration;
     }
 }

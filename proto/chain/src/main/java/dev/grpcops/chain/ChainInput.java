@@ -45,24 +45,52 @@ public final class ChainInput {
         if (request.getSlowSkusCount() > maxSkus) {
             throw invalid("slow_skus: " + request.getSlowSkusCount() + " SKUs, at most " + maxSkus + " allowed");
         }
+        // The field's name is made only for the message: these run for every call.
         for (int i = 0; i < skus.size(); i++) {
-            sku("skus[" + i + "]", skus.get(i));
+            String problem = skuProblem(skus.get(i));
+            if (problem != null) {
+                throw invalid("skus[" + i + "]: " + problem);
+            }
         }
         for (int i = 0; i < request.getSlowSkusCount(); i++) {
-            sku("slow_skus[" + i + "]", request.getSlowSkus(i));
+            String problem = skuProblem(request.getSlowSkus(i));
+            if (problem != null) {
+                throw invalid("slow_skus[" + i + "]: " + problem);
+            }
         }
         delay(request.getDelayMs());
     }
 
     /** A SKU is 1 to 128 characters, none of them a control character. */
     public static void sku(String field, String sku) {
-        int length = sku.codePointCount(0, sku.length());
-        if (length < 1 || length > MAX_SKU_LENGTH) {
-            throw invalid(field + ": must be 1-" + MAX_SKU_LENGTH + " characters, got " + length);
+        String problem = skuProblem(sku);
+        if (problem != null) {
+            throw invalid(field + ": " + problem);
         }
-        if (sku.codePoints().anyMatch(Character::isISOControl)) {
-            throw invalid(field + ": must not contain control characters");
+    }
+
+    /** What is wrong with {@code sku}, or null: one pass over its characters, no stream. */
+    private static String skuProblem(String sku) {
+        int length = sku.length();
+        if (length == 0 || length > 2 * MAX_SKU_LENGTH) {
+            return lengthProblem(sku);
         }
+        boolean control = false;
+        boolean surrogates = false;
+        for (int i = 0; i < length; i++) {
+            char c = sku.charAt(i);
+            // Control characters are all in the Basic Multilingual Plane: a char is enough.
+            control |= Character.isISOControl(c);
+            surrogates |= Character.isSurrogate(c);
+        }
+        if (length > MAX_SKU_LENGTH && (!surrogates || sku.codePointCount(0, length) > MAX_SKU_LENGTH)) {
+            return lengthProblem(sku);
+        }
+        return control ? "must not contain control characters" : null;
+    }
+
+    private static String lengthProblem(String sku) {
+        return "must be 1-" + MAX_SKU_LENGTH + " characters, got " + sku.codePointCount(0, sku.length());
     }
 
     private static void delay(int delayMs) {

@@ -44,6 +44,18 @@ class ChainInputTests {
                 .as("128 characters, 256 bytes")
                 .doesNotThrowAnyException();
         assertInvalid(() -> ChainInput.sku("sku", "x".repeat(129)), "sku: must be 1-128 characters, got 129");
+        String emoji = "\uD83D\uDCE6"; // one character, two chars
+        assertThatCode(() -> ChainInput.sku("sku", emoji.repeat(128)))
+                .as("128 characters, 256 chars")
+                .doesNotThrowAnyException();
+        assertInvalid(() -> ChainInput.sku("sku", emoji.repeat(129)), "sku: must be 1-128 characters, got 129");
+        assertInvalid(() -> ChainInput.sku("sku", "x" + emoji.repeat(128)), "sku: must be 1-128 characters, got 129");
+    }
+
+    @Test
+    void aSkuTooLongIsRefusedForItsLengthBeforeItsCharacters() {
+        assertInvalid(() -> ChainInput.sku("sku", "\t".repeat(129)), "sku: must be 1-128 characters, got 129");
+        assertInvalid(() -> ChainInput.sku("sku", "\t".repeat(128)), "sku: must not contain control characters");
     }
 
     @Test
