@@ -5,10 +5,11 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -58,41 +59,67 @@ public final class InFlightCalls implements ServerInterceptor {
             return next.startCall(call, headers);
         }
         inFlight.incrementAndGet();
-        AtomicBoolean released = new AtomicBoolean();
-        Runnable release = () -> {
-            if (released.compareAndSet(false, true) && inFlight.decrementAndGet() == 0) {
+        Counted<ReqT> counted = new Counted<>();
+        try {
+            counted.delegate = next.startCall(call, headers);
+        } catch (Throwable e) {
+            // An Error too: a count that never comes down would hold every drain for its whole grace.
+            counted.release();
+            throw e;
+        }
+        return counted;
+    }
+
+    /**
+     * One object per counted call: the listener that ends the count when the call ends (exactly one
+     * of onComplete and onCancel ends every call), and the flag that makes the release happen once.
+     */
+    private final class Counted<ReqT> extends ForwardingServerCallListener<ReqT> {
+
+        /** Set before the transport sees this listener (returned from interceptCall). */
+        private ServerCall.Listener<ReqT> delegate;
+
+        private volatile int released;
+
+        @Override
+        protected ServerCall.Listener<ReqT> delegate() {
+            return delegate;
+        }
+
+        @Override
+        public void onComplete() {
+            try {
+                super.onComplete();
+            } finally {
+                release();
+            }
+        }
+
+        @Override
+        public void onCancel() {
+            try {
+                super.onCancel();
+            } finally {
+                release();
+            }
+        }
+
+        void release() {
+            if (RELEASED.compareAndSet(this, 0, 1) && inFlight.decrementAndGet() == 0) {
                 synchronized (zero) {
                     zero.notifyAll();
                 }
             }
-        };
-        ServerCall.Listener<ReqT> listener;
-        try {
-            listener = next.startCall(call, headers);
-        } catch (Throwable e) {
-            // An Error too: a count that never comes down would hold every drain for its whole grace.
-            release.run();
-            throw e;
         }
-        // Exactly one of onComplete and onCancel ends every call.
-        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
-            @Override
-            public void onComplete() {
-                try {
-                    super.onComplete();
-                } finally {
-                    release.run();
-                }
-            }
+    }
 
-            @Override
-            public void onCancel() {
-                try {
-                    super.onCancel();
-                } finally {
-                    release.run();
-                }
-            }
-        };
+    private static final VarHandle RELEASED;
+
+    static {
+        try {
+            RELEASED = MethodHandles.lookup().findVarHandle(Counted.class, "released", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 }
