@@ -52,6 +52,15 @@
 #                         machine recording cut the suite's saturated throughput 8-16 times and
 #                         tripled the CPU per Checkout at 300/s, whichever settings: read where the
 #                         samples fall, never the run's numbers
+#   BENCH_PROFILE=DIR     sample each server's CPU with async-profiler (every 2 ms of CPU, attached
+#                         after the warm-up, detached before the measured period ends) into
+#                         DIR/<contender>-round-<n>-<server>.collapsed (flame-graph input), and
+#                         where each server's samples fell into DIR/<contender>-round-<n>.md
+#                         (scripts/lib/profile_summary.py). Costs the
+#                         run a few % here, not JFR's 8-16 times. The profiler is async-profiler's
+#                         jar from the Maven repositories this machine is configured for
+#                         (tools.profiler:async-profiler, BENCH_ASYNC_PROFILER=path/libasyncProfiler.so
+#                         to use another)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -157,6 +166,20 @@ done
 DATA=$(python3 -c 'import json,sys; print(json.dumps({"skus": sys.argv[1:]}, separators=(",", ":")))' "${SKU_LIST[@]}")
 
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/grpcops-bench.XXXXXX")
+if [ -n "${BENCH_PROFILE:-}" ]; then
+  mkdir -p "$BENCH_PROFILE"
+  PROFILE_DIR=$(cd "$BENCH_PROFILE" && pwd)
+  ASYNC_PROFILER=${BENCH_ASYNC_PROFILER:-}
+  if [ -z "$ASYNC_PROFILER" ]; then
+    ap_version=4.2
+    ap_jar="$HOME/.m2/repository/tools/profiler/async-profiler/$ap_version/async-profiler-$ap_version-linux-x64.jar"
+    [ -f "$ap_jar" ] || mvn -B -q -ntp dependency:get -Dtransitive=false \
+      -Dartifact="tools.profiler:async-profiler:$ap_version:jar:linux-x64" >&2
+    (cd "$RUN_DIR" && unzip -q -o "$ap_jar" 'linux-x64/*')
+    ASYNC_PROFILER="$RUN_DIR/linux-x64/libasyncProfiler.so"
+  fi
+  [ -f "$ASYNC_PROFILER" ] || { echo "bench: BENCH_PROFILE: no async-profiler at $ASYNC_PROFILER" >&2; exit 2; }
+fi
 # h2load sends raw bytes: one length-prefixed gRPC message (0x00, 4-byte big-endian length,
 # the CheckoutRequest: field 1 (skus) is tag 0x0a, length, UTF-8 bytes).
 python3 - "$RUN_DIR/body.bin" "${SKU_LIST[@]}" <<'PY'
@@ -283,6 +306,32 @@ record_measured_period() {
   done
 }
 
+# With BENCH_PROFILE: async-profiler in each server for the measured period but its first and last
+# second (the servers stop right after the driver). $1 = the contender's run directory, $2.. = server pids.
+profile_measured_period() {
+  local dir=$1 name i=0 pid; shift
+  local names=(stock pricing edge) files=() begin=$SECONDS
+  sleep $((WARMUP + 1)) # the driver's own start, then its warm-up
+  for pid in "$@"; do
+    jcmd "$pid" JVMTI.agent_load "$ASYNC_PROFILER" '"start,event=cpu,interval=2ms"' >/dev/null 2>&1 \
+      || echo "bench: async-profiler did not start in ${names[$i]} (pid $pid)" >&2
+    i=$((i + 1))
+  done
+  # Stopped a second before the driver does: the servers are gone right after it.
+  local stop_at=$((begin + WARMUP + DURATION))
+  [ "$SECONDS" -lt "$stop_at" ] && sleep $((stop_at - SECONDS))
+  i=0
+  for pid in "$@"; do
+    name=$(basename "$(dirname "$dir")")-$(basename "$dir")-${names[$i]}
+    files+=("$PROFILE_DIR/$name.collapsed")
+    jcmd "$pid" JVMTI.agent_load "$ASYNC_PROFILER" "\"stop,collapsed,file=$PROFILE_DIR/$name.collapsed\"" >/dev/null 2>&1 \
+      || echo "bench: async-profiler did not stop in ${names[$i]} (pid $pid)" >&2
+    i=$((i + 1))
+  done
+  python3 "$ROOT/scripts/lib/profile_summary.py" "${files[@]}" \
+    >"$PROFILE_DIR/$(basename "$(dirname "$dir")")-$(basename "$dir").md" 2>&1 || true
+}
+
 # Runs the driver against 127.0.0.1:$1 for WARMUP + DURATION while sampling CPU; writes
 # $dir/result.json. $2 = directory, $3.. = server pids (stock pricing edge).
 drive() {
@@ -306,6 +355,7 @@ drive() {
   fi
   DRIVER_PID=$!
   [ -n "${BENCH_JFR:-}" ] && record_measured_period "$dir" "${servers[@]}" &
+  [ -n "${BENCH_PROFILE:-}" ] && profile_measured_period "$dir" "${servers[@]}" &
   sample_cpu "$dir/cpu.samples" "${servers[@]}" "$DRIVER_PID" &
   SAMPLER_PID=$!
   wait "$DRIVER_PID" || rc=$?
