@@ -76,7 +76,7 @@ class PerCallCostTests {
     void aCheckoutThroughTheThreeHopsAllocatesNoMoreThanItsBudget() throws Exception {
         Properties budget = budget();
         long budgetBytes = Long.parseLong(budget.getProperty("checkout.bytes"));
-        try (Chain chain = new Chain(true)) {
+        try (Chain chain = new Chain(Stacks.EVERY_DEFAULT_FEATURE)) {
             long measured = chain.bytesPerCheckout();
             System.out.printf(
                     "PerCallCost: a Checkout through the three hops, every default feature on: %d bytes (budget %d, %+.1f %%)%n",
@@ -100,7 +100,7 @@ class PerCallCostTests {
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void theBareChainAllocatesLessThanTheStackedOne() throws Exception {
         long bare;
-        try (Chain chain = new Chain(false)) {
+        try (Chain chain = new Chain(Stacks.NONE)) {
             bare = chain.bytesPerCheckout();
         }
         long budgetBytes = Long.parseLong(budget().getProperty("checkout.bytes"));
@@ -108,6 +108,39 @@ class PerCallCostTests {
                 "PerCallCost: the bare chain: %d bytes per Checkout; the stacks' budget adds %d%n",
                 bare, budgetBytes - bare);
         assertThat(bare).isPositive().isLessThan(budgetBytes);
+    }
+
+    /**
+     * A feature left out costs nothing per call: the stacks with every feature left out (no layer, no
+     * guard, no keep-alive) allocate what plain grpc-java does, within the count's own spread.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void theStacksWithEveryFeatureLeftOutAllocateWhatThePlainChainDoes() throws Exception {
+        long bare;
+        try (Chain chain = new Chain(Stacks.NONE)) {
+            bare = chain.bytesPerCheckout();
+        }
+        long empty;
+        try (Chain chain = new Chain(Stacks.EVERY_FEATURE_LEFT_OUT)) {
+            empty = chain.bytesPerCheckout();
+        }
+        System.out.printf(
+                "PerCallCost: the stacks with every feature left out: %d bytes per Checkout, plain grpc-java %d%n",
+                empty, bare);
+        assertThat(empty)
+                .as("bytes per Checkout through stacks with no feature (%d) against plain grpc-java (%d)", empty, bare)
+                .isLessThanOrEqualTo((long) (bare * 1.02));
+    }
+
+    /** What serves and calls each hop. */
+    private enum Stacks {
+        /** Plain grpc-java servers and channels. */
+        NONE,
+        /** {@link ServerStack} and {@link ChannelStack} with every feature left out. */
+        EVERY_FEATURE_LEFT_OUT,
+        /** The stacks with every feature a service runs by default. */
+        EVERY_DEFAULT_FEATURE
     }
 
     private static Properties budget() throws IOException {
@@ -125,13 +158,16 @@ class PerCallCostTests {
         private final List<ManagedChannel> channels = new ArrayList<>();
         private final EdgeGrpc.EdgeBlockingStub edge;
 
-        Chain(boolean stacked) throws IOException {
+        private final Stacks stacks;
+
+        Chain(Stacks stacks) throws IOException {
+            this.stacks = stacks;
             String name = InProcessServerBuilder.generateName();
-            serve(name + "-stock", stacked, new Stock());
-            ManagedChannel toStock = channel(name + "-stock", stacked);
-            serve(name + "-pricing", stacked, new Pricing(StockGrpc.newFutureStub(toStock)));
-            ManagedChannel toPricing = channel(name + "-pricing", stacked);
-            serve(name + "-edge", stacked, new Edge(PricingGrpc.newFutureStub(toPricing)));
+            serve(name + "-stock", new Stock());
+            ManagedChannel toStock = channel(name + "-stock");
+            serve(name + "-pricing", new Pricing(StockGrpc.newFutureStub(toStock)));
+            ManagedChannel toPricing = channel(name + "-pricing");
+            serve(name + "-edge", new Edge(PricingGrpc.newFutureStub(toPricing)));
             ManagedChannel toEdge = InProcessChannelBuilder.forName(name + "-edge")
                     .directExecutor()
                     .build();
@@ -162,9 +198,9 @@ class PerCallCostTests {
             }
         }
 
-        private void serve(String name, boolean stacked, BindableService service) throws IOException {
+        private void serve(String name, BindableService service) throws IOException {
             InProcessServerBuilder server = InProcessServerBuilder.forName(name).directExecutor();
-            if (stacked) {
+            if (stacks == Stacks.EVERY_DEFAULT_FEATURE) {
                 ServerStack stack = ServerStack.builder()
                         .warmUp()
                         .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS).build())
@@ -175,17 +211,22 @@ class PerCallCostTests {
                         .inFlight(new InFlightCalls(Set.of()))
                         .build();
                 server.addService(stack.intercept(service));
+            } else if (stacks == Stacks.EVERY_FEATURE_LEFT_OUT) {
+                server.addService(ServerStack.builder()
+                        .withoutMalformedRequestGuard()
+                        .build()
+                        .intercept(service));
             } else {
                 server.addService(service);
             }
             servers.add(server.build().start());
         }
 
-        private ManagedChannel channel(String name, boolean stacked) {
+        private ManagedChannel channel(String name) {
             InProcessChannelBuilder builder = InProcessChannelBuilder.forTarget("replicas:///" + name)
                     .nameResolverFactory(new OneReplica(name))
                     .directExecutor();
-            ManagedChannel channel = stacked
+            ManagedChannel channel = stacks == Stacks.EVERY_DEFAULT_FEATURE
                     ? ChannelStack.builder()
                             .retryAttempts()
                             .budget(BudgetInterceptors.builder(BudgetRules.DEFAULTS)
@@ -196,7 +237,14 @@ class PerCallCostTests {
                             .serviceConfig(ServiceConfigs.builder().build())
                             .build()
                             .channel(builder)
-                    : builder.defaultServiceConfig(ServiceConfigs.roundRobin()).build();
+                    : stacks == Stacks.EVERY_FEATURE_LEFT_OUT
+                            ? ChannelStack.builder()
+                                    .withoutKeepAlive()
+                                    .serviceConfig(ServiceConfigs.roundRobin())
+                                    .build()
+                                    .channel(builder)
+                            : builder.defaultServiceConfig(ServiceConfigs.roundRobin())
+                                    .build();
             channels.add(channel);
             return channel;
         }
