@@ -9,7 +9,7 @@ import io.grpc.MethodDescriptor;
 /**
  * What the latency-aware balancer ({@link PeakEwmaLoadBalancerProvider}) of a channel decided
  * besides its plain picks, for metrics: a pick that passed over the replica the draws chose, a
- * replica's probe, a replica's slow start. A channel's balancer reports to the listener its calls
+ * replica's probe, a replica's slow start, a replica ejected by outlier detection and back. A channel's balancer reports to the listener its calls
  * carry ({@link #interceptor()}); calls without one report nothing.
  *
  * <p>Called on the calls' threads, as they are picked: implementations must be cheap and must not
@@ -36,6 +36,12 @@ public interface BalancingListener {
 
     /** A replica that joined ready peers began its slow start (reported at the next pick). */
     default void slowStartBegan() {}
+
+    /** Outlier detection took a replica out of the pick (reported at the next pick). */
+    default void ejected() {}
+
+    /** A replica's ejection ended, or outlier detection was switched off: it is back in the pick (reported at the next pick). */
+    default void returned() {}
 
     /** Carries this listener on every call of the channel it intercepts, for its balancer. */
     default ClientInterceptor interceptor() {

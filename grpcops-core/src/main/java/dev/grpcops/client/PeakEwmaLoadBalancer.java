@@ -75,6 +75,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     private final ScheduledExecutorService timer;
 
     private final AtomicInteger nextInTurn = new AtomicInteger();
+    /** Ejections and returns not yet reported to a call's listener; shared by every picker of this balancer. */
+    private final Picker.Ejections ejections = new Picker.Ejections();
+
     private volatile Config config = new Config(
             PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.toNanos(),
             PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY.toNanos(),
@@ -121,13 +124,14 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 judging.cancel();
                 judging = null;
             }
-            boolean anyOut = false;
+            int out = 0;
             for (ChildLbState child : getChildLbStates()) {
                 Replica replica = (Replica) child;
-                anyOut |= replica.ejection.ejected();
+                out += replica.ejection.ejected() ? 1 : 0;
                 replica.ejection = new Ejection();
             }
-            if (anyOut) {
+            ejections.add(0, out);
+            if (out > 0) {
                 updateOverallBalancingState(); // those ejected are back in the pick now, not at the next change
             }
             return;
@@ -149,10 +153,27 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         for (ChildLbState child : getChildLbStates()) {
             replicas.add(((Replica) child).ejection);
         }
+        boolean[] outBefore = new boolean[replicas.size()];
+        for (int i = 0; i < outBefore.length; i++) {
+            outBefore[i] = replicas.get(i).ejected();
+        }
         if (!replicas.isEmpty() && Ejection.judge(ejection, replicas, nanoClock.getAsLong())) {
+            reportEjections(replicas, outBefore);
             updateOverallBalancingState();
         }
         scheduleJudging();
+    }
+
+    /** What one judgement changed (a replica is never ejected and back in one), for the listener of the next call. */
+    private void reportEjections(List<Ejection> replicas, boolean[] outBefore) {
+        int ejected = 0;
+        int returned = 0;
+        for (int i = 0; i < outBefore.length; i++) {
+            boolean out = replicas.get(i).ejected();
+            ejected += out && !outBefore[i] ? 1 : 0;
+            returned += !out && outBefore[i] ? 1 : 0;
+        }
+        ejections.add(ejected, returned);
     }
 
     @Override
@@ -269,7 +290,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     private Picker.Rules pickRules() {
         Picker.Rules rules = this.rules;
         if (rules == null || rules.compareAllUpTo() != config.compareAllUpTo()) {
-            rules = new Picker.Rules(roundRobin, config.compareAllUpTo(), nanoClock, random, nextInTurn);
+            rules = new Picker.Rules(roundRobin, config.compareAllUpTo(), nanoClock, random, nextInTurn, ejections);
             this.rules = rules;
         }
         return rules;

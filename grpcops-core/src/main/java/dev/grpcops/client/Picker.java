@@ -94,12 +94,58 @@ final class Picker extends SubchannelPicker {
             int compareAllUpTo,
             LongSupplier nanoClock,
             Supplier<RandomGenerator> random,
-            AtomicInteger nextInTurn) {
+            AtomicInteger nextInTurn,
+            Ejections ejections) {
 
         Rules {
             Objects.requireNonNull(nanoClock, "nanoClock");
             Objects.requireNonNull(random, "random");
             Objects.requireNonNull(nextInTurn, "nextInTurn");
+            Objects.requireNonNull(ejections, "ejections");
+        }
+
+        Rules(
+                boolean roundRobin,
+                int compareAllUpTo,
+                LongSupplier nanoClock,
+                Supplier<RandomGenerator> random,
+                AtomicInteger nextInTurn) {
+            this(roundRobin, compareAllUpTo, nanoClock, random, nextInTurn, new Ejections());
+        }
+    }
+
+    /**
+     * Replicas the balancer's outlier detection took out of the pick or let back, not yet reported:
+     * judged on the balancer's timer, reported to the listener of the next call picked (as slow
+     * starts are), since the listener rides on the calls.
+     */
+    static final class Ejections {
+
+        private final AtomicInteger out = new AtomicInteger();
+        private final AtomicInteger back = new AtomicInteger();
+        /** Whether either count is above zero: one volatile read per pick when nothing happened. */
+        private volatile boolean pending;
+
+        void add(int ejected, int returned) {
+            if (ejected > 0 || returned > 0) {
+                out.addAndGet(ejected);
+                back.addAndGet(returned);
+                pending = true;
+            }
+        }
+
+        boolean pending() {
+            return pending;
+        }
+
+        void reportTo(BalancingListener listener) {
+            pending = false;
+            for (int i = out.getAndSet(0); i > 0; i--) {
+                listener.ejected();
+            }
+            for (int i = back.getAndSet(0); i > 0; i--) {
+                listener.returned();
+            }
         }
     }
 
@@ -160,6 +206,9 @@ final class Picker extends SubchannelPicker {
         BalancingListener listener = args.getCallOptions().getOption(PeakEwmaLoadBalancer.LISTENER);
         if (slowStartsToReport != null && listener != BalancingListener.NONE) {
             reportSlowStarts(listener);
+        }
+        if (rules.ejections().pending() && listener != BalancingListener.NONE) {
+            rules.ejections().reportTo(listener);
         }
         int chosen = choose(
                 excluded(avoid), deadline == null ? NO_BUDGET : deadline.timeRemaining(TimeUnit.NANOSECONDS), listener);

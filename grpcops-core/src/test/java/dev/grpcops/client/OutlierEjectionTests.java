@@ -72,6 +72,40 @@ class OutlierEjectionTests {
         assertThat(back.get(0)).as("after its 10 s out: %s", back).isGreaterThan(50);
     }
 
+    /** The calls' listener hears of each ejection and each return, with the channel's next call. */
+    @Test
+    void theCallsListenerHearsTheEjectionAndTheReturn() throws Exception {
+        start(ServiceConfigs.Balancing.ROUND_ROBIN);
+        java.util.concurrent.atomic.AtomicInteger ejected = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger returned = new java.util.concurrent.atomic.AtomicInteger();
+        BalancingListener listener = new BalancingListener() {
+            @Override
+            public void ejected() {
+                ejected.incrementAndGet();
+            }
+
+            @Override
+            public void returned() {
+                returned.incrementAndGet();
+            }
+        };
+        InProcessReplicas.Caller heard = (stub, request) ->
+                InProcessReplicas.Caller.PLAIN.call(stub.withInterceptors(listener.interceptor()), request);
+        halfOfReplicaZeroEndsAs(Status.INTERNAL, null);
+
+        List<Integer> out = replicas.run(9000, 3, heard).calls();
+        assertThat(out.get(0)).as("the failing replica out: %s", out).isLessThan(3000);
+        assertThat(ejected).as("ejections heard").hasValue(1);
+        assertThat(returned).as("returns heard while it is out").hasValue(0);
+
+        replicas.replica(0).failWith(null);
+        clock.forward(Duration.ofSeconds(10));
+        List<Integer> back = replicas.run(300, 3, heard).calls();
+        assertThat(back.get(0)).as("after its 10 s out: %s", back).isGreaterThan(50);
+        assertThat(ejected).as("ejections heard").hasValue(1);
+        assertThat(returned).as("returns heard").hasValue(1);
+    }
+
     /** Outlier detection switched off at run time: the replicas it had ejected are back in the picks at once. */
     @Test
     void switchedOffItsEjectedReplicasAreBackAtOnce() throws Exception {

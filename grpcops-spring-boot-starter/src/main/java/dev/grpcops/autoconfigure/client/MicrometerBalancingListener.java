@@ -2,22 +2,28 @@ package dev.grpcops.autoconfigure.client;
 
 import dev.grpcops.client.BalancingListener;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One channel's balancing decisions as counters tagged with the channel (the net.devh client
- * name): {@code grpc.client.picks.passed.over{reason}}, {@code grpc.client.probes} and {@code
- * grpc.client.slow.starts}. Registered when the channel is made, so that each series is there
- * (at 0) before anything happens.
+ * name): {@code grpc.client.picks.passed.over{reason}}, {@code grpc.client.probes}, {@code
+ * grpc.client.slow.starts}, {@code grpc.client.ejections} and the gauge {@code
+ * grpc.client.ejected.replicas}. Registered when the channel is made, so that each series is there
+ * (at 0) before anything happens. The balancer reports ejections with the channel's next call, so
+ * the gauge is as of the channel's last call.
  */
 final class MicrometerBalancingListener implements BalancingListener {
 
     private final Map<PassedOver, Counter> passedOver = new EnumMap<>(PassedOver.class);
     private final Counter probes;
     private final Counter slowStarts;
+    private final Counter ejections;
+    private final AtomicInteger ejected = new AtomicInteger();
 
     MicrometerBalancingListener(MeterRegistry registry, String channel) {
         for (PassedOver reason : PassedOver.values()) {
@@ -38,6 +44,14 @@ final class MicrometerBalancingListener implements BalancingListener {
                 .description("Replicas that joined ready peers and began their slow start")
                 .tag("channel", channel)
                 .register(registry);
+        this.ejections = Counter.builder("grpc.client.ejections")
+                .description("Replicas outlier detection took out of the pick")
+                .tag("channel", channel)
+                .register(registry);
+        Gauge.builder("grpc.client.ejected.replicas", ejected, AtomicInteger::get)
+                .description("Replicas out of the pick for outlier detection, as of the channel's last call")
+                .tag("channel", channel)
+                .register(registry);
     }
 
     @Override
@@ -53,5 +67,16 @@ final class MicrometerBalancingListener implements BalancingListener {
     @Override
     public void slowStartBegan() {
         slowStarts.increment();
+    }
+
+    @Override
+    public void ejected() {
+        ejections.increment();
+        ejected.incrementAndGet();
+    }
+
+    @Override
+    public void returned() {
+        ejected.updateAndGet(n -> Math.max(0, n - 1));
     }
 }

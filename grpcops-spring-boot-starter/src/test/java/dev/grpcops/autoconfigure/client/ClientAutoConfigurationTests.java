@@ -141,6 +141,16 @@ class ClientAutoConfigurationTests {
                                     .tag("channel", "stock")
                                     .counter())
                             .isNotNull();
+                    assertThat(registry.get("grpc.client.ejections")
+                                    .tag("channel", "stock")
+                                    .counter()
+                                    .count())
+                            .isZero();
+                    assertThat(registry.get("grpc.client.ejected.replicas")
+                                    .tag("channel", "stock")
+                                    .gauge()
+                                    .value())
+                            .isZero();
                 });
         runner.run(context -> {
             RecordingBuilder builder = new RecordingBuilder();
@@ -174,6 +184,21 @@ class ClientAutoConfigurationTests {
                 .isEqualTo(2);
         assertThat(registry.get("grpc.client.probes").counter().count()).isEqualTo(1);
         assertThat(registry.get("grpc.client.slow.starts").counter().count()).isEqualTo(1);
+
+        listener.ejected();
+        listener.ejected();
+        listener.returned();
+        assertThat(registry.get("grpc.client.ejections")
+                        .tag("channel", "pricing")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get("grpc.client.ejected.replicas")
+                        .tag("channel", "pricing")
+                        .gauge()
+                        .value())
+                .as("two out, one back")
+                .isEqualTo(1);
     }
 
     @Test
