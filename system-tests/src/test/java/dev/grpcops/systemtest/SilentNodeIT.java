@@ -181,7 +181,9 @@ class SilentNodeIT {
         assertThat(checks(s1.target(), "listed") + checks(s2.target(), "listed"))
                 .as("Checks of those Checkouts s1 and s2 served")
                 .isGreaterThan(0);
-        assertThat(back).as("s3 answering Checks after its SYNs got through").isLessThanOrEqualTo(BACK_WITHIN);
+        assertThat(back)
+                .as("s3 answering Checks after its SYNs got through (%s)", ejections())
+                .isLessThanOrEqualTo(BACK_WITHIN);
     }
 
     @Test
@@ -201,14 +203,15 @@ class SilentNodeIT {
         System.out.printf(
                 Locale.ROOT,
                 "silent-node: Stock s3 silent %d s: healthy %s; silent %s (first %d s %s; rest %s); s3 answered"
-                        + " Checks %d ms after its network returned%n",
+                        + " Checks %d ms after its network returned; %s%n",
                 STOCK_SILENCE.toSeconds(),
                 healthy,
                 PoliteCaller.Result.together(onset, silent),
                 FOUND_OUT.toSeconds(),
                 onset,
                 silent,
-                back.toMillis());
+                back.toMillis(),
+                ejections());
 
         assertThat(completeShare(onset, silent))
                 .as("complete Checkouts while s3 was silent: %s, then %s", onset, silent)
@@ -221,7 +224,9 @@ class SilentNodeIT {
         assertThat(checks(s1.target(), "silent") + checks(s2.target(), "silent"))
                 .as("Checks of those Checkouts s1 and s2 served")
                 .isGreaterThan(0);
-        assertThat(back).as("s3 answering Checks after its network returned").isLessThanOrEqualTo(BACK_WITHIN);
+        assertThat(back)
+                .as("s3 answering Checks after its network returned (%s)", ejections())
+                .isLessThanOrEqualTo(BACK_WITHIN);
     }
 
     @Test
@@ -272,6 +277,24 @@ class SilentNodeIT {
                 .as("complete Checkouts while p2 was silent: %s", silent)
                 .isGreaterThanOrEqualTo(0.999);
         assertThat(back).as("p2 quoting after its network returned").isLessThanOrEqualTo(BACK_WITHIN);
+    }
+
+    /**
+     * What each Pricing's outlier detection did to the Stock replicas so far, for a failure's
+     * message: a replica ejected during its silence can stay out after its network returns.
+     */
+    private static String ejections() {
+        StringBuilder said = new StringBuilder("Pricing's Stock ejections so far");
+        for (ServiceProcess pricing : List.of(p1, p2)) {
+            String metrics = pricing.metrics();
+            said.append(String.format(
+                    Locale.ROOT,
+                    "; %s: %.0f, out now %.0f",
+                    pricing.target(),
+                    Prometheus.sum(metrics, "grpc_client_ejections_total", "channel=\"stock\""),
+                    Prometheus.sum(metrics, "grpc_client_ejected_replicas", "channel=\"stock\"")));
+        }
+        return said.toString();
     }
 
     /**
