@@ -290,6 +290,12 @@ sample_cpu() {
   done
 }
 
+# "<contender>-round-<n>" of a contender's run directory ($1 = .../<contender>/round-<n>): the
+# prefix of the files BENCH_JFR and BENCH_PROFILE write.
+run_label() {
+  echo "$(basename "$(dirname "$1")")-$(basename "$1")"
+}
+
 # With BENCH_JFR: JFR on each server (stock pricing edge) from the end of the warm-up, for the
 # measured period. $1 = the contender's run directory, $2.. = server pids.
 record_measured_period() {
@@ -298,7 +304,7 @@ record_measured_period() {
   mkdir -p "$BENCH_JFR"
   sleep "$WARMUP"
   for pid in "$@"; do
-    name=$(basename "$(dirname "$dir")")-$(basename "$dir")-${names[$i]}
+    name=$(run_label "$dir")-${names[$i]}
     jcmd "$pid" JFR.start name=bench settings="${BENCH_JFR_SETTINGS:-default}" duration="${DURATION}s" \
       filename="$(cd "$BENCH_JFR" && pwd)/$name.jfr" >/dev/null 2>&1 \
       || echo "bench: JFR did not start in $name (pid $pid)" >&2
@@ -306,30 +312,36 @@ record_measured_period() {
   done
 }
 
-# With BENCH_PROFILE: async-profiler in each server for the measured period but its first and last
-# second (the servers stop right after the driver). $1 = the contender's run directory, $2.. = server pids.
+# With BENCH_PROFILE: async-profiler in each server for the measured period but its first second and
+# its last few (the servers stop right after the driver). $1 = the contender's run directory, $2.. = server pids.
 profile_measured_period() {
-  local dir=$1 name i=0 pid; shift
+  local dir=$1 name i pid; shift
   local names=(stock pricing edge) files=() begin=$SECONDS
   sleep $((WARMUP + 1)) # the driver's own start, then its warm-up
+  # The three at once: each jcmd is a JVM of its own, up to a second on a loaded machine.
+  i=0
   for pid in "$@"; do
-    jcmd "$pid" JVMTI.agent_load "$ASYNC_PROFILER" '"start,event=cpu,interval=2ms"' >/dev/null 2>&1 \
-      || echo "bench: async-profiler did not start in ${names[$i]} (pid $pid)" >&2
+    (jcmd "$pid" JVMTI.agent_load "$ASYNC_PROFILER" '"start,event=cpu,interval=2ms"' >/dev/null 2>&1 \
+      || echo "bench: async-profiler did not start in ${names[$i]} (pid $pid)" >&2) &
     i=$((i + 1))
   done
-  # Stopped a second before the driver does: the servers are gone right after it.
-  local stop_at=$((begin + WARMUP + DURATION))
+  wait
+  # Stopped before the driver ends, since the servers are gone right after it, with time for jcmd
+  # to start and the profiles to be written.
+  local margin=$((DURATION > 6 ? 3 : DURATION / 2))
+  local stop_at=$((begin + WARMUP + DURATION - margin))
   [ "$SECONDS" -lt "$stop_at" ] && sleep $((stop_at - SECONDS))
   i=0
   for pid in "$@"; do
-    name=$(basename "$(dirname "$dir")")-$(basename "$dir")-${names[$i]}
+    name=$(run_label "$dir")-${names[$i]}
     files+=("$PROFILE_DIR/$name.collapsed")
-    jcmd "$pid" JVMTI.agent_load "$ASYNC_PROFILER" "\"stop,collapsed,file=$PROFILE_DIR/$name.collapsed\"" >/dev/null 2>&1 \
-      || echo "bench: async-profiler did not stop in ${names[$i]} (pid $pid)" >&2
+    (jcmd "$pid" JVMTI.agent_load "$ASYNC_PROFILER" "\"stop,collapsed,file=$PROFILE_DIR/$name.collapsed\"" \
+      >/dev/null 2>&1 || echo "bench: async-profiler did not stop in ${names[$i]} (pid $pid)" >&2) &
     i=$((i + 1))
   done
+  wait
   python3 "$ROOT/scripts/lib/profile_summary.py" "${files[@]}" \
-    >"$PROFILE_DIR/$(basename "$(dirname "$dir")")-$(basename "$dir").md" 2>&1 || true
+    >"$PROFILE_DIR/$(run_label "$dir").md" 2>&1 || true
 }
 
 # Runs the driver against 127.0.0.1:$1 for WARMUP + DURATION while sampling CPU; writes
