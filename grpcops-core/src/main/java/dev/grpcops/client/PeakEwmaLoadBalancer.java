@@ -149,13 +149,13 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
         if (ejection == null) {
             return;
         }
-        List<Ejection> replicas = new ArrayList<>();
-        for (ChildLbState child : getChildLbStates()) {
-            replicas.add(((Replica) child).ejection);
-        }
-        boolean[] outBefore = new boolean[replicas.size()];
-        for (int i = 0; i < outBefore.length; i++) {
-            outBefore[i] = replicas.get(i).ejected();
+        java.util.Collection<ChildLbState> children = getChildLbStates();
+        List<Ejection> replicas = new ArrayList<>(children.size());
+        boolean[] outBefore = new boolean[children.size()];
+        for (ChildLbState child : children) {
+            Ejection replica = ((Replica) child).ejection;
+            outBefore[replicas.size()] = replica.ejected();
+            replicas.add(replica);
         }
         if (!replicas.isEmpty() && Ejection.judge(ejection, replicas, nanoClock.getAsLong())) {
             reportEjections(replicas, outBefore);
