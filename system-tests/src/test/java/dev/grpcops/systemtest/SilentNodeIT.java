@@ -106,6 +106,8 @@ class SilentNodeIT {
                 "silent-p1",
                 shared,
                 Map.of(),
+                // Its subchannels' states in its log: a slow return says what held s3 back.
+                "--logging.level.io.grpc.ChannelLogger=TRACE",
                 "--grpc.client.stock.address=list:///" + s1.target() + "," + s2.target() + "," + s3.target());
         p2 = ServiceProcess.startIn(
                 pricingNode,
@@ -187,7 +189,9 @@ class SilentNodeIT {
                 .as("Checks of those Checkouts s1 and s2 served")
                 .isGreaterThan(0);
         assertThat(back)
-                .as("s3 answering Checks after its SYNs got through (%s)", ejections())
+                .as(
+                        "s3 answering Checks after its SYNs got through (%s; p1's connections to s3 lately: %s)",
+                        ejections(), connectionsTo(s3))
                 .isLessThanOrEqualTo(BACK_WITHIN);
     }
 
@@ -204,7 +208,11 @@ class SilentNodeIT {
         PoliteCaller.Result silent =
                 PoliteCaller.run(toEdge, "silent", "default", RATE, STOCK_SILENCE.minus(FOUND_OUT), DEADLINE, SKUS);
         stockNode.heal();
+        Map<String, Double> atHeal = balancing();
+        String healedAt = java.time.LocalTime.now(java.time.ZoneOffset.UTC).toString();
         Duration back = untilCheckedOn(s3.target(), "back", System.nanoTime());
+        String meanwhile = "healed at " + healedAt + " UTC; meanwhile " + since(atHeal)
+                + "; p1's connections to s3 lately: " + connectionsTo(s3);
         System.out.printf(
                 Locale.ROOT,
                 "silent-node: Stock s3 silent %d s: healthy %s; silent %s (first %d s %s; rest %s); s3 answered"
@@ -216,7 +224,7 @@ class SilentNodeIT {
                 onset,
                 silent,
                 back.toMillis(),
-                ejections());
+                ejections() + "; " + meanwhile);
 
         assertThat(completeShare(onset, silent))
                 .as("complete Checkouts while s3 was silent: %s, then %s", onset, silent)
@@ -230,15 +238,14 @@ class SilentNodeIT {
                 .as("Checks of those Checkouts s1 and s2 served")
                 .isGreaterThan(0);
         assertThat(back)
-                .as("s3 answering Checks after its network returned (%s)", ejections())
+                .as("s3 answering Checks after its network returned (%s; %s)", ejections(), meanwhile)
                 .isLessThanOrEqualTo(BACK_WITHIN);
     }
 
     @Test
     @Order(3)
     void aSilentPricingReplicaBehindEdgeCostsNoCheckoutAndQuotesSoonAfter() throws InterruptedException {
-        ToDoubleFunction<ServiceProcess> quotes = pricing ->
-                Prometheus.sum(pricing.metrics(), "grpc_server_processing_duration_seconds_count", "method=\"Quote\"");
+        ToDoubleFunction<ServiceProcess> quotes = SilentNodeIT::quotes;
         AtomicInteger warm = new AtomicInteger();
         await("both Pricing replicas quoting")
                 .atMost(Duration.ofSeconds(60))
@@ -282,6 +289,72 @@ class SilentNodeIT {
                 .as("complete Checkouts while p2 was silent: %s", silent)
                 .isGreaterThanOrEqualTo(0.999);
         assertThat(back).as("p2 quoting after its network returned").isLessThanOrEqualTo(BACK_WITHIN);
+    }
+
+    /**
+     * What decides whether a Check reaches s3, counted so far: Quotes p1 (the Pricing with s3)
+     * served, and the picks of Edge's and p1's balancers, for a failure's message.
+     */
+    private static Map<String, Double> balancing() {
+        Map<String, Double> counted = new java.util.LinkedHashMap<>();
+        counted.put("p1 Quotes", quotes(p1));
+        for (var channel : List.of(Map.entry(edge, "pricing"), Map.entry(p1, "stock"))) {
+            String metrics = channel.getKey().metrics();
+            String owner = channel.getKey() == edge ? "Edge" : "p1";
+            String label = "channel=\"" + channel.getValue() + "\"";
+            counted.put(owner + " probes", Prometheus.sum(metrics, "grpc_client_probes_total", label));
+            counted.put(owner + " slow starts", Prometheus.sum(metrics, "grpc_client_slow_starts_total", label));
+            counted.put(
+                    owner + " picks passed over for latency",
+                    Prometheus.sum(metrics, "grpc_client_picks_passed_over_total", label, "reason=\"latency\""));
+            counted.put(
+                    owner + " picks passed over for the deadline",
+                    Prometheus.sum(metrics, "grpc_client_picks_passed_over_total", label, "reason=\"deadline\""));
+        }
+        return counted;
+    }
+
+    /** How much each of {@link #balancing()}'s counts grew since {@code before}. */
+    private static String since(Map<String, Double> before) {
+        StringBuilder said = new StringBuilder();
+        balancing()
+                .forEach((name, now) -> said.append(said.length() == 0 ? "" : ", ")
+                        .append(name)
+                        .append(' ')
+                        .append(String.format(Locale.ROOT, "%.0f", now - before.get(name))));
+        return said.toString();
+    }
+
+    /**
+     * The last state changes of p1's connections to {@code stock}, from its log: time and what gRPC
+     * said. A subchannel's log name carries the channel's authority, not its address: its
+     * transports' lines tell which subchannels are {@code stock}'s.
+     */
+    private static String connectionsTo(ServiceProcess stock) {
+        List<String> lines =
+                p1.log().lines().filter(line -> line.contains("[Subchannel<")).toList();
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        for (String line : lines) {
+            if (line.contains("(/" + stock.target() + ")")) {
+                ids.add(line.substring(
+                        line.indexOf("[Subchannel<"), line.indexOf('>', line.indexOf("[Subchannel<")) + 1));
+            }
+        }
+        List<String> story = lines.stream()
+                .filter(line -> ids.stream().anyMatch(line::contains))
+                .map(line -> line.substring(11, 23) + " "
+                        + abbreviate(line.substring(line.indexOf(")] ") + 3).replaceAll("\\s+", " ")))
+                .toList();
+        return String.join(" | ", story.subList(Math.max(0, story.size() - 12), story.size()));
+    }
+
+    private static String abbreviate(String said) {
+        return said.length() <= 120 ? said : said.substring(0, 117) + "...";
+    }
+
+    /** Quotes {@code pricing} has served so far. */
+    private static double quotes(ServiceProcess pricing) {
+        return Prometheus.sum(pricing.metrics(), "grpc_server_processing_duration_seconds_count", "method=\"Quote\"");
     }
 
     /**
