@@ -308,8 +308,12 @@ final class Picker extends SubchannelPicker {
             }
             return winner;
         }
+        int other = winner == a ? b : a;
+        if (candidates == 2 && probeOfTwo(other, winner, now, budgetNanos)) {
+            listener.probed();
+            return other;
+        }
         if (budgetNanos != NO_BUDGET && ready[winner].cost(now) > budgetNanos) {
-            int other = winner == a ? b : a;
             if (ready[other].cost(now) <= budgetNanos) {
                 listener.passedOver(BalancingListener.PassedOver.DEADLINE);
                 return other;
@@ -337,6 +341,23 @@ final class Picker extends SubchannelPicker {
             }
         }
         return -1;
+    }
+
+    /**
+     * Of two replicas, whether the one the draws left ({@code loser}) gets this pick as its probe,
+     * claimed: the draws compare the same two every time, so one whose latency was once high (as
+     * the full view judges it) would get no call until its cost had decayed below the other's load,
+     * tens of seconds after a spike of a second, whatever it answers now. The probe's cheap checks
+     * come first: most picks find none due and compute no cost.
+     */
+    private boolean probeOfTwo(int loser, int winner, long now, long budgetNanos) {
+        if (!ready[loser].probeDue(now)) {
+            return false;
+        }
+        double cost = ready[loser].cost(now);
+        double fastest = Math.min(cost, ready[winner].cost(now));
+        double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
+        return cost > limit && cost <= budgetNanos && ready[loser].claimProbe(now);
     }
 
     /**

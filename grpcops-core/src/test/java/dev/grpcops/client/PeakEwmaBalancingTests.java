@@ -157,6 +157,29 @@ class PeakEwmaBalancingTests {
                 .allMatch(count -> count >= 50);
     }
 
+    /**
+     * Of two replicas, one slow for a moment (a node going silent behind it, a pause) is heard from
+     * once a second and back at its probe's first fast answer. The two draws alone compare the same
+     * two every time: the other would take every call until the slow one's cost had decayed below
+     * its load, tens of seconds, wherever its callers' calls were meant to go through it.
+     */
+    @Test
+    void ofTwoReplicasOneThatWasSlowIsProbedAndBackAtItsFirstFastAnswer() throws Exception {
+        replicas = new InProcessReplicas(clock, 2, defaults(), 42);
+        replicas.call(30, 3);
+        replicas.replica(0).latency(Duration.ofMillis(500));
+        replicas.call(30, 3); // found out
+        replicas.replica(0).latency(Duration.ofMillis(1));
+
+        clock.forward(Duration.ofSeconds(2));
+        replicas.call(30, 3); // its probe, answered in 1 ms
+        List<Integer> shares = replicas.call(300, 3);
+
+        assertThat(shares.get(0))
+                .as("calls to the one that was slow, of %s", shares)
+                .isGreaterThanOrEqualTo(50);
+    }
+
     private List<Integer> twoOfThreeSlow(Map<String, ?> serviceConfig) throws Exception {
         start(serviceConfig);
         replicas.call(30, 3);

@@ -46,11 +46,26 @@ class PickerTests {
     };
 
     @ParameterizedTest(name = "loads {0} and {1}: the cheaper one always")
-    @CsvSource({"1, 2", "5, 50", "2, 1"})
+    @CsvSource({"1, 2", "5, 20", "2, 1", "20, 5"})
     void ofTwoTheCheaperOneTakesEveryPick(long firstMs, long secondMs) {
         Picker picker = peakEwma(3, replica("a", firstMs), replica("b", secondMs));
         int cheaper = firstMs < secondMs ? 0 : 1;
         assertThat(picks(picker, 1000, Picker.NO_BUDGET)).containsOnly(cheaper);
+        assertThat(told).isEmpty();
+    }
+
+    @ParameterizedTest(name = "compared in full up to {0}")
+    @CsvSource({"3", "0"})
+    void ofTwoOneTwiceAsSlowAndSlowerBy20msGetsOnlyItsProbeOnceASecond(int compareAllUpTo) {
+        Picker picker = peakEwma(compareAllUpTo, replica("fast", 5), replica("slow", 50));
+
+        assertThat(counts(picks(picker, 1000, Picker.NO_BUDGET), 2)).containsExactly(999, 1);
+        assertThat(told).containsExactly("probed");
+        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        assertThat(counts(picks(picker, 1000, Picker.NO_BUDGET), 2)).containsExactly(999, 1);
+        // A call whose deadline its latency would miss is no probe.
+        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        assertThat(picks(picker, 1000, 40 * MS)).containsOnly(0);
     }
 
     @Test
