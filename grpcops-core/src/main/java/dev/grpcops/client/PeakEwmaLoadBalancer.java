@@ -54,7 +54,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
      * A replica passed over for its latency still gets a call this often when it has none
      * outstanding: its probe, so that one whose first answers were slow (a cold JVM, a first
      * connection) is heard from again and its latency can fall, while one that stays slow costs
-     * one call a second, which hedging covers.
+     * one call a second, which hedging covers. One whose last call failed gets it too (a replica
+     * that shed a call in a moment's overload would otherwise sit at the failure penalty until it
+     * decayed, about 40 s to its peers' few milliseconds, with every call on its peers), but not
+     * after a probe that failed: a replica that keeps failing costs one failed call more, and is
+     * ejection's and the decay's to deal with.
      */
     static final long PROBE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -314,11 +318,8 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * whose first answers were slow comes back at its first fast one.
          */
         private volatile boolean probeAnswerPending;
-        /**
-         * Its last call failed (a replica failure, or shedding): it gets no probe, a failing replica
-         * is for ejection and the failure penalty to deal with, and a probe would be a failed call.
-         */
-        private volatile boolean lastFailed;
+        /** Its last probe failed (a replica failure, or shedding): no more probes until it answers well. */
+        private volatile boolean probeFailed;
         /** When it last got a probe (see {@link #PROBE_INTERVAL_NANOS}). */
         private final java.util.concurrent.atomic.AtomicLong lastProbe =
                 new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
@@ -399,6 +400,11 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * gave up on, hedges that lost, tell nothing of it).
          */
         @Override
+        public double measuredCost(long now) {
+            return latency.cost(now, config.decayNanos());
+        }
+
+        @Override
         public double cost(long now) {
             double decayed = latency.cost(now, config.decayNanos());
             long since = unansweredSince.get();
@@ -469,7 +475,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
 
         private boolean probeDue(long now, long last) {
             return outstanding.get() == 0
-                    && !lastFailed
+                    && !probeFailed
                     && (last == Long.MIN_VALUE || now - last >= PROBE_INTERVAL_NANOS);
         }
 
@@ -509,6 +515,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          */
         void observe(long rttNanos, CallOutcome outcome, long now) {
             Config current = config;
+            boolean probeAnswer = probeAnswerPending;
             switch (outcome) {
                 case REPLICA_FAILURE, OVERLOAD ->
                     latency.observe(
@@ -527,9 +534,9 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 unansweredSince.set(NOT_WAITING); // heard from; calls sent since count afresh
             }
             if (outcome == CallOutcome.REPLICA_FAILURE || outcome == CallOutcome.OVERLOAD) {
-                lastFailed = true;
+                probeFailed |= probeAnswer;
             } else if (outcome != CallOutcome.CANCELLED && outcome != CallOutcome.DEADLINE) {
-                lastFailed = false;
+                probeFailed = false;
             }
             ejection.record(outcome);
         }

@@ -63,6 +63,14 @@ final class Picker extends SubchannelPicker {
         /** Its latency cost now, nanoseconds. */
         double cost(long now);
 
+        /**
+         * Its latency cost as its answers measured it, without what it has left unanswered since:
+         * what a probe is judged by against a call's deadline. The probe is what tests a replica
+         * suspected for its silence; judged by the time it has been silent, a replica silent for
+         * longer than any call's deadline would never get one again.
+         */
+        double measuredCost(long now);
+
         /** What a pick weighs: latency cost × (calls outstanding + 1); infinite in its slow start. */
         double load(long now);
 
@@ -333,10 +341,13 @@ final class Picker extends SubchannelPicker {
     private int slowStartPick(int excluded, int candidates, long now, long budgetNanos, RandomGenerator draw) {
         for (int i = 0; i < ready.length; i++) {
             Candidate replica = ready[i];
-            if (i == excluded || !replica.inSlowStart(now) || replica.cost(now) > budgetNanos) {
+            if (i == excluded || !replica.inSlowStart(now)) {
                 continue;
             }
-            if (replica.claimProbe(now) || draw.nextDouble() * candidates < replica.slowStartWeight(now)) {
+            if (replica.measuredCost(now) <= budgetNanos && replica.claimProbe(now)) {
+                return i;
+            }
+            if (replica.cost(now) <= budgetNanos && draw.nextDouble() * candidates < replica.slowStartWeight(now)) {
                 return i;
             }
         }
@@ -357,7 +368,7 @@ final class Picker extends SubchannelPicker {
         double cost = ready[loser].cost(now);
         double fastest = Math.min(cost, ready[winner].cost(now));
         double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
-        return cost > limit && cost <= budgetNanos && ready[loser].claimProbe(now);
+        return cost > limit && ready[loser].measuredCost(now) <= budgetNanos && ready[loser].claimProbe(now);
     }
 
     /**
@@ -368,9 +379,11 @@ final class Picker extends SubchannelPicker {
         for (int i = 0; i < ready.length; i++) {
             // The cheap checks first: most picks find no probe due, and need no cost computed again.
             if (i != excluded && ready[i].probeDue(now)) {
-                double cost = ready[i].cost(now);
-                // A call that its latency says would end past its deadline is no probe: a later one is.
-                if (cost > limit && cost <= budgetNanos && ready[i].claimProbe(now)) {
+                // A call that its measured latency says would end past its deadline is no probe: a
+                // later one is.
+                if (ready[i].cost(now) > limit
+                        && ready[i].measuredCost(now) <= budgetNanos
+                        && ready[i].claimProbe(now)) {
                     return i;
                 }
             }

@@ -522,6 +522,59 @@ class PeakEwmaBalancingTests {
                 .isLessThan(15);
     }
 
+    /**
+     * A replica that shed one call (a moment's overload) is heard from again within a second or two
+     * and takes its share back at its first good answer, not once the failure penalty has decayed
+     * (1 s to a peer's few milliseconds: about 40 s with every call on its peers meanwhile).
+     */
+    @Test
+    void aReplicaThatShedOneCallIsBackWithinSeconds() throws Exception {
+        start(defaults());
+        replicas.call(30, 3);
+        java.util.concurrent.atomic.AtomicBoolean shed = new java.util.concurrent.atomic.AtomicBoolean();
+        replicas.replica(0).failWith(Status.RESOURCE_EXHAUSTED, call -> shed.compareAndSet(false, true));
+        replicas.call(30, 3);
+        assertThat(shed).as("it got a call and shed it").isTrue();
+
+        clock.forward(Duration.ofSeconds(2));
+        replicas.call(30, 3); // its probe, answered
+        List<Integer> shares = replicas.call(300, 3);
+
+        assertThat(shares.get(0))
+                .as("calls to the one that shed, of %s", shares)
+                .isGreaterThanOrEqualTo(50);
+    }
+
+    /**
+     * A replica whose calls its callers gave up on (cancelled: a slow moment, a lost first call,
+     * hedges answered elsewhere, deadlines passed) and which has none outstanding any more is probed and
+     * back at its first good answer. Its cost is not left to grow with the time since the call it
+     * never answered: past every call's deadline, no call, not even a probe, would go to it again.
+     */
+    @Test
+    void aReplicaWhoseCallsWereGivenUpOnIsProbedOnceNoneIsOutstanding() throws Exception {
+        start(defaults());
+        replicas.call(30, 3);
+        replicas.replica(0).latency(Duration.ofSeconds(5));
+        InProcessReplicas.Results gaveUp = replicas.run(30, 3, (stub, request) -> {
+            var call = stub.check(request);
+            clock.scheduler().schedule(() -> call.cancel(true), 50, TimeUnit.MILLISECONDS);
+            return call;
+        });
+        assertThat(gaveUp.ended(Status.Code.CANCELLED))
+                .as("calls given up on: %s", gaveUp)
+                .isPositive();
+        replicas.replica(0).latency(Duration.ofMillis(1));
+
+        clock.forward(Duration.ofSeconds(2));
+        replicas.run(30, 3, withMillisLeft(1000)); // its probe, answered in 1 ms
+        List<Integer> shares = replicas.run(300, 3, withMillisLeft(1000)).calls();
+
+        assertThat(shares.get(0))
+                .as("calls to the one whose calls were given up on, of %s", shares)
+                .isGreaterThanOrEqualTo(50);
+    }
+
     @Test
     void aReplicaThatIsNotServingGetsNoCalls() throws Exception {
         start(defaults());

@@ -239,6 +239,11 @@ class PickerTests {
         }
 
         @Override
+        public double measuredCost(long now) {
+            return cost;
+        }
+
+        @Override
         public double load(long now) {
             return inSlowStart(now) ? Double.POSITIVE_INFINITY : cost * (outstanding + 1);
         }
