@@ -24,7 +24,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A replica whose node goes silent (its packets dropped: no FIN, no RST) is absorbed, with real
@@ -51,11 +50,7 @@ import org.junit.jupiter.api.parallel.Isolated;
  * <p>Root only (namespaces, veth, iptables): skipped otherwise. Namespaces left by a killed run are
  * removed first; this run's are removed in {@link #stopAll}, and at the latest when the JVM exits.
  */
-// Alone, after both lanes (@Isolated), as OverloadIT: beside another class that starts processes
-// (RestartIT, TailIT) its silent replica came back 24-26 s after its network returned in half of the
-// runs, no ejection holding it (the messages say); alone, in about 1 s. The recovery under load is
-// an open defect, not this test's to hide: docs/testing.md.
-@Isolated
+@Order(0) // the lanes' order: junit-platform.properties
 @Timeout(value = 6, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SilentNodeIT {

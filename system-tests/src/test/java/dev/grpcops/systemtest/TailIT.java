@@ -7,7 +7,9 @@ import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.proto.fault.v1.FaultSpec;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -65,13 +67,54 @@ class TailIT {
         edge.awaitServing(Duration.ofSeconds(90));
         channel = edge.channel();
         // Enough answers for Pricing to learn a hedge delay per target (200 by default), every replica heard from.
+        List<String> rounds = new ArrayList<>();
         for (int round = 0; round < ROUNDS_TO_FIND_OUT; round++) {
             Round warm = round("warm");
+            rounds.add(Arrays.toString(warm.stockCalls()));
             if (Arrays.stream(warm.stockCalls()).allMatch(calls -> calls > 0) && round >= 2) {
                 return;
             }
         }
-        throw new IllegalStateException("not every Stock replica answered within " + ROUNDS_TO_FIND_OUT + " rounds");
+        throw new IllegalStateException("not every Stock replica answered within " + ROUNDS_TO_FIND_OUT
+                + " rounds: Stock calls per replica per round " + rounds + "; " + whyNot());
+    }
+
+    /**
+     * What may have kept a Stock replica from Pricing's picks, for a failure's message: Pricing's
+     * probes and picks passed over, and how each replica answered its Checks.
+     */
+    private static String whyNot() {
+        String metrics = pricing.metrics();
+        StringBuilder said = new StringBuilder(String.format(
+                Locale.ROOT,
+                "Pricing's Stock channel: probes %.0f, passed over for latency %.0f, for the deadline %.0f, ejections"
+                        + " %.0f",
+                Prometheus.sum(metrics, "grpc_client_probes_total", "channel=\"stock\""),
+                Prometheus.sum(
+                        metrics, "grpc_client_picks_passed_over_total", "channel=\"stock\"", "reason=\"latency\""),
+                Prometheus.sum(
+                        metrics, "grpc_client_picks_passed_over_total", "channel=\"stock\"", "reason=\"deadline\""),
+                Prometheus.sum(metrics, "grpc_client_ejections_total", "channel=\"stock\"")));
+        for (ServiceProcess pod : stock.pods) {
+            String own = pod.metrics();
+            said.append(String.format(
+                    Locale.ROOT,
+                    "; %s Checks OK %.0f, other %.0f, rejected by admission %.0f",
+                    pod.target(),
+                    Prometheus.sum(
+                            own,
+                            "grpc_server_processing_duration_seconds_count",
+                            "method=\"Check\"",
+                            "statusCode=\"OK\""),
+                    Prometheus.sum(own, "grpc_server_processing_duration_seconds_count", "method=\"Check\"")
+                            - Prometheus.sum(
+                                    own,
+                                    "grpc_server_processing_duration_seconds_count",
+                                    "method=\"Check\"",
+                                    "statusCode=\"OK\""),
+                    Prometheus.sum(own, "grpc_admission_rejected_total")));
+        }
+        return said.toString();
     }
 
     @AfterEach
