@@ -45,6 +45,17 @@ final class SimReplica {
     /** Draining: new streams are refused (GOAWAY sent); those open finish. */
     boolean goingAway;
 
+    /**
+     * A process that has just started answers slowly for a while (a JIT-cold JVM): until this
+     * time, every answer {@link #COLD_EXTRA_MILLIS} later.
+     */
+    private long coldUntil = Long.MIN_VALUE;
+
+    /** How long a started process stays cold, and how much slower it answers meanwhile. */
+    static final long COLD_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    static final double COLD_EXTRA_MILLIS = 150;
+
     private boolean slow;
     private boolean stalling;
     private boolean failing;
@@ -95,7 +106,11 @@ final class SimReplica {
 
     /** Whether it answers the calls it gets: the replicas a balancer must never starve. */
     boolean healthy() {
-        return reachable() && serving && !slow && !stalling && !failing && spec.seats() > 8;
+        return reachable() && serving && !slow && !stalling && !failing && spec.seats() > 8 && !cold();
+    }
+
+    private boolean cold() {
+        return coldUntil != Long.MIN_VALUE && world.clock.nanoTime() - coldUntil < 0;
     }
 
     String violation() {
@@ -175,6 +190,7 @@ final class SimReplica {
     /** A new process: fresh admission, serving, listening. */
     private void startAgain() {
         admission = newAdmission();
+        coldUntil = world.clock.nanoTime() + COLD_NANOS;
         up = true;
         serving = true;
         goingAway = false;
@@ -260,6 +276,9 @@ final class SimReplica {
             double millis = 0.2 + world.exponential(spec.meanLatencyMillis());
             if (slow) {
                 millis += 200;
+            }
+            if (cold()) {
+                millis += COLD_EXTRA_MILLIS;
             }
             long nanos = (long) (millis * 1e6);
             if (stalling) {

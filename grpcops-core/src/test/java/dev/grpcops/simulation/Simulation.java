@@ -116,6 +116,7 @@ final class Simulation {
         this.scenario = scenario;
         this.random = new SplittableRandom(scenario.seed());
         this.endNanos = clock.nanoTime() + scenario.length().toNanos();
+        this.windowStart = clock.nanoTime(); // the clock does not start at 0: the first window begins now
         for (int i = 0; i < scenario.replicas().size(); i++) {
             replicas.add(new SimReplica(i, scenario.replicas().get(i), this));
         }
