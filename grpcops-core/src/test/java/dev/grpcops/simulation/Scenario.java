@@ -79,6 +79,30 @@ record Scenario(long seed, Duration length, int frontSeats, List<Flow> flows, Li
         }
     }
 
+    /**
+     * As {@link #generate}, every call with a deadline of about a second, as the suite's Checkouts
+     * have: no call with a roomier deadline, nor one without, comes to try a replica that the
+     * balancer would not risk a tight call on.
+     */
+    static Scenario tight(long seed, Duration length) {
+        Scenario roomy = generate(seed, length);
+        List<Flow> flows = new ArrayList<>();
+        for (Flow flow : roomy.flows()) {
+            flows.add(new Flow(
+                    flow.name(),
+                    flow.criticality(),
+                    flow.perSecond(),
+                    flow.burst(),
+                    flow.maxWidth(),
+                    900,
+                    1_100,
+                    0,
+                    flow.leaveShare(),
+                    flow.maxLeaveMillis()));
+        }
+        return new Scenario(seed, length, roomy.frontSeats(), List.copyOf(flows), roomy.replicas());
+    }
+
     static Scenario generate(long seed, Duration length) {
         SplittableRandom random = new SplittableRandom(seed);
         long lengthMillis = length.toMillis();

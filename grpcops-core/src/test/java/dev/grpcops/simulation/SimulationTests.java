@@ -43,8 +43,19 @@ class SimulationTests {
                 .mapToObj(seed -> DynamicTest.dynamicTest("seed " + seed, () -> holds(seed)));
     }
 
+    /** The same seeds, every call with a deadline of about a second (see {@link Scenario#tight}). */
+    @TestFactory
+    Stream<DynamicTest> generatedSeedsWithTightDeadlines() {
+        return LongStream.range(FIRST_SEED, FIRST_SEED + SEEDS)
+                .mapToObj(seed ->
+                        DynamicTest.dynamicTest("seed " + seed + ", tight", () -> holds(Scenario.tight(seed, LENGTH))));
+    }
+
     private static void holds(long seed) {
-        Scenario scenario = Scenario.generate(seed, LENGTH);
+        holds(Scenario.generate(seed, LENGTH));
+    }
+
+    private static void holds(Scenario scenario) {
         Simulation simulation = new Simulation(scenario);
         List<String> broken = simulation.run();
         if (Boolean.getBoolean("simulation.report")) {
