@@ -317,7 +317,8 @@ final class Picker extends SubchannelPicker {
             return winner;
         }
         int other = winner == a ? b : a;
-        if (candidates == 2 && probeOfTwo(other, winner, now, budgetNanos)) {
+        // Of two replicas only: a retry or hedge that avoids a third is no probe (it must be fast).
+        if (n == 2 && excluded < 0 && probeOfTwo(other, winner, now, budgetNanos)) {
             listener.probed();
             return other;
         }

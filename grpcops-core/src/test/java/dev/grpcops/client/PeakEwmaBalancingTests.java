@@ -285,6 +285,11 @@ class PeakEwmaBalancingTests {
 
         Reports slowStarts = new Reports();
         start(defaults());
+        for (int i = 0; i < 3; i++) {
+            // Every one ready before fake time moves: one that became ready after the forward would
+            // join established replicas and rightly start slow.
+            replicas.replica(i).awaitOffered();
+        }
         clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
         replicas.run(30, 3, slowStarts.caller(InProcessReplicas.Caller.PLAIN));
         assertThat(slowStarts.slowStarts.get())
