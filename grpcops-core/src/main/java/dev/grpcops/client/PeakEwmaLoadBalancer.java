@@ -400,15 +400,15 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
          * gave up on, hedges that lost, tell nothing of it).
          */
         @Override
-        public double measuredCost(long now) {
-            return latency.cost(now, config.decayNanos());
+        public double cost(long now) {
+            double decayed = measuredCost(now);
+            long since = unansweredSince.get();
+            return since == NOT_WAITING ? decayed : Math.max(decayed, now - since);
         }
 
         @Override
-        public double cost(long now) {
-            double decayed = latency.cost(now, config.decayNanos());
-            long since = unansweredSince.get();
-            return since == NOT_WAITING ? decayed : Math.max(decayed, now - since);
+        public double measuredCost(long now) {
+            return latency.cost(now, config.decayNanos());
         }
 
         /**

@@ -291,8 +291,7 @@ final class Picker extends SubchannelPicker {
             // little. With few replicas every one is looked at, and the one drawn is judged by
             // latency (calls outstanding are what the two draws balance already), but for its
             // probe.
-            double fastest = lowestCost(excluded, now);
-            double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
+            double limit = passOverLimit(lowestCost(excluded, now));
             int probed = dueProbe(excluded, now, limit, budgetNanos);
             if (probed >= 0) {
                 listener.probed();
@@ -367,9 +366,21 @@ final class Picker extends SubchannelPicker {
             return false;
         }
         double cost = ready[loser].cost(now);
-        double fastest = Math.min(cost, ready[winner].cost(now));
-        double limit = Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
-        return cost > limit && ready[loser].measuredCost(now) <= budgetNanos && ready[loser].claimProbe(now);
+        return claimsProbe(loser, cost, passOverLimit(Math.min(cost, ready[winner].cost(now))), now, budgetNanos);
+    }
+
+    /** The latency cost above which a replica is passed over, given the fastest one's. */
+    private static double passOverLimit(double fastest) {
+        return Math.max(FULL_VIEW_VETO * fastest, fastest + FULL_VIEW_MIN_GAP_NANOS);
+    }
+
+    /**
+     * Whether replica {@code i}, whose probe is due and whose latency {@code cost} is past {@code
+     * limit}, gets this call as its probe, claimed. A call that its measured latency says would end
+     * past its deadline is no probe: a later one is.
+     */
+    private boolean claimsProbe(int i, double cost, double limit, long now, long budgetNanos) {
+        return cost > limit && ready[i].measuredCost(now) <= budgetNanos && ready[i].claimProbe(now);
     }
 
     /**
@@ -379,14 +390,10 @@ final class Picker extends SubchannelPicker {
     private int dueProbe(int excluded, long now, double limit, long budgetNanos) {
         for (int i = 0; i < ready.length; i++) {
             // The cheap checks first: most picks find no probe due, and need no cost computed again.
-            if (i != excluded && ready[i].probeDue(now)) {
-                // A call that its measured latency says would end past its deadline is no probe: a
-                // later one is.
-                if (ready[i].cost(now) > limit
-                        && ready[i].measuredCost(now) <= budgetNanos
-                        && ready[i].claimProbe(now)) {
-                    return i;
-                }
+            if (i != excluded
+                    && ready[i].probeDue(now)
+                    && claimsProbe(i, ready[i].cost(now), limit, now, budgetNanos)) {
+                return i;
             }
         }
         return -1;

@@ -145,10 +145,7 @@ class PeakEwmaBalancingTests {
         // Both probes due (a second since the last, which may have gone out late in the calls
         // before); a probe goes out when a pick passes a replica over, here whenever both drawn are
         // the two slow ones.
-        clock.forward(Duration.ofSeconds(2));
-        replicas.call(30, 3); // their probes, answered in 1 ms
-
-        List<Integer> shares = replicas.call(300, 3);
+        List<Integer> shares = sharesAfterTheProbes(InProcessReplicas.Caller.PLAIN);
 
         // (The healthy one's average, at 4-5 ms from its first answers in this fixture's fake time,
         // is above the 1 ms the probes measured: it takes fewer here.)
@@ -171,13 +168,21 @@ class PeakEwmaBalancingTests {
         replicas.call(30, 3); // found out
         replicas.replica(0).latency(Duration.ofMillis(1));
 
-        clock.forward(Duration.ofSeconds(2));
-        replicas.call(30, 3); // its probe, answered in 1 ms
-        List<Integer> shares = replicas.call(300, 3);
+        List<Integer> shares = sharesAfterTheProbes(InProcessReplicas.Caller.PLAIN);
 
         assertThat(shares.get(0))
                 .as("calls to the one that was slow, of %s", shares)
                 .isGreaterThanOrEqualTo(50);
+    }
+
+    /**
+     * Two seconds on (every probe due again), a round of 30 calls that carries the probes (answered
+     * at the replicas' latency now), then each replica's calls of the next 300, all made by {@code caller}.
+     */
+    private List<Integer> sharesAfterTheProbes(InProcessReplicas.Caller caller) throws InterruptedException {
+        clock.forward(Duration.ofSeconds(2));
+        replicas.run(30, 3, caller);
+        return replicas.run(300, 3, caller).calls();
     }
 
     private List<Integer> twoOfThreeSlow(Map<String, ?> serviceConfig) throws Exception {
@@ -541,9 +546,7 @@ class PeakEwmaBalancingTests {
         replicas.call(30, 3);
         assertThat(shed).as("it got a call and shed it").isTrue();
 
-        clock.forward(Duration.ofSeconds(2));
-        replicas.call(30, 3); // its probe, answered
-        List<Integer> shares = replicas.call(300, 3);
+        List<Integer> shares = sharesAfterTheProbes(InProcessReplicas.Caller.PLAIN);
 
         assertThat(shares.get(0))
                 .as("calls to the one that shed, of %s", shares)
@@ -571,9 +574,7 @@ class PeakEwmaBalancingTests {
                 .isPositive();
         replicas.replica(0).latency(Duration.ofMillis(1));
 
-        clock.forward(Duration.ofSeconds(2));
-        replicas.run(30, 3, withMillisLeft(1000)); // its probe, answered in 1 ms
-        List<Integer> shares = replicas.run(300, 3, withMillisLeft(1000)).calls();
+        List<Integer> shares = sharesAfterTheProbes(withMillisLeft(1000));
 
         assertThat(shares.get(0))
                 .as("calls to the one whose calls were given up on, of %s", shares)

@@ -16,7 +16,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -244,16 +243,15 @@ class SilentNodeIT {
     @Test
     @Order(3)
     void aSilentPricingReplicaBehindEdgeCostsNoCheckoutAndQuotesSoonAfter() throws InterruptedException {
-        ToDoubleFunction<ServiceProcess> quotes = SilentNodeIT::quotes;
         AtomicInteger warm = new AtomicInteger();
         await("both Pricing replicas quoting")
                 .atMost(Duration.ofSeconds(60))
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(1))
                 .until(() -> {
-                    double before = quotes.applyAsDouble(p2);
+                    double before = quotes(p2);
                     PoliteCaller.run(toEdge, "pwarm-" + warm.incrementAndGet(), "default", RATE, ROUND, DEADLINE, SKUS);
-                    return quotes.applyAsDouble(p2) > before;
+                    return quotes(p2) > before;
                 });
         PoliteCaller.Result healthy =
                 PoliteCaller.run(toEdge, "phealthy", "default", RATE, Duration.ofSeconds(5), DEADLINE, SKUS);
@@ -263,7 +261,7 @@ class SilentNodeIT {
                 PoliteCaller.run(toEdge, "psilent", "default", RATE, PRICING_SILENCE, DEADLINE, SKUS);
         pricingNode.heal();
         long healed = System.nanoTime();
-        double before = quotes.applyAsDouble(p2);
+        double before = quotes(p2);
         AtomicInteger round = new AtomicInteger();
         await("p2 quoting again")
                 .atMost(GIVE_UP)
@@ -272,7 +270,7 @@ class SilentNodeIT {
                 .until(() -> {
                     PoliteCaller.run(
                             toEdge, "pback-" + round.incrementAndGet(), "default", RATE, ROUND, DEADLINE, SKUS);
-                    return quotes.applyAsDouble(p2) > before;
+                    return quotes(p2) > before;
                 });
         Duration back = Duration.ofNanos(System.nanoTime() - healed);
         System.out.printf(

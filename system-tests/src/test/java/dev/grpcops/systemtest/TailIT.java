@@ -97,21 +97,15 @@ class TailIT {
                 Prometheus.sum(metrics, "grpc_client_ejections_total", "channel=\"stock\"")));
         for (ServiceProcess pod : stock.pods) {
             String own = pod.metrics();
+            double checks = Prometheus.sum(own, "grpc_server_processing_duration_seconds_count", "method=\"Check\"");
+            double ok = Prometheus.sum(
+                    own, "grpc_server_processing_duration_seconds_count", "method=\"Check\"", "statusCode=\"OK\"");
             said.append(String.format(
                     Locale.ROOT,
                     "; %s Checks OK %.0f, other %.0f, rejected by admission %.0f",
                     pod.target(),
-                    Prometheus.sum(
-                            own,
-                            "grpc_server_processing_duration_seconds_count",
-                            "method=\"Check\"",
-                            "statusCode=\"OK\""),
-                    Prometheus.sum(own, "grpc_server_processing_duration_seconds_count", "method=\"Check\"")
-                            - Prometheus.sum(
-                                    own,
-                                    "grpc_server_processing_duration_seconds_count",
-                                    "method=\"Check\"",
-                                    "statusCode=\"OK\""),
+                    ok,
+                    checks - ok,
                     Prometheus.sum(own, "grpc_admission_rejected_total")));
         }
         return said.toString();
