@@ -34,7 +34,7 @@ import java.util.function.Supplier;
  *         .budget(budget)
  *         .callerForwarding()
  *         .readiness(Duration.ofSeconds(5))
- *         .cancellations(CancellationBudget::builder)
+ *         .cancellations()
  *         .serviceConfig(ServiceConfigs.builder().healthCheck("chain.v1.Stock").build())
  *         .build();
  * ManagedChannel stock = stack.channel(NettyChannelBuilder.forTarget("list:///10.0.0.1:50061,10.0.0.2:50061").usePlaintext());
@@ -59,12 +59,6 @@ public final class ChannelStack {
         /** Tells the channel's balancer whom to report its decisions to ({@link BalancingListener}). */
         BALANCING_EVENTS
     }
-
-    /** Keepalive by default: ping after this long without a read, also without calls. */
-    public static final Duration DEFAULT_KEEP_ALIVE_TIME = Duration.ofSeconds(10);
-
-    /** ... and close the connection when the ping is not answered within this. */
-    public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(5);
 
     private final Map<Layer, Supplier<? extends ClientInterceptor>> layers;
     private final Map<String, ?> serviceConfig;
@@ -127,8 +121,8 @@ public final class ChannelStack {
 
         private final EnumMap<Layer, Supplier<? extends ClientInterceptor>> layers = new EnumMap<>(Layer.class);
         private Map<String, ?> serviceConfig;
-        private Duration keepAliveTime = DEFAULT_KEEP_ALIVE_TIME;
-        private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
+        private Duration keepAliveTime = Duration.ofSeconds(10);
+        private Duration keepAliveTimeout = Duration.ofSeconds(5);
 
         private Builder() {}
 
@@ -193,12 +187,19 @@ public final class ChannelStack {
 
         /**
          * Cancellations within a budget per channel, so that one caller's cancellations cannot make
-         * the server close the shared connection: {@code CancellationBudget::builder} for the
-         * defaults, or a supplier of a configured builder.
+         * the server close the shared connection: the default budget for each channel.
          */
-        public Builder cancellations(Supplier<CancellationBudget.Builder> budget) {
-            Objects.requireNonNull(budget, "budget");
-            return layer(Layer.CANCELLATIONS, () -> budget.get().build());
+        public Builder cancellations() {
+            return cancellations(() -> CancellationBudget.builder().build());
+        }
+
+        /**
+         * Cancellations within a budget per channel, each channel's made by {@code perChannel}
+         * (a budget counts and defers one channel's cancellations, so each channel needs its own):
+         * {@code () -> CancellationBudget.builder().perSecond(200).build()}.
+         */
+        public Builder cancellations(Supplier<CancellationBudget> perChannel) {
+            return layer(Layer.CANCELLATIONS, Objects.requireNonNull(perChannel, "perChannel"));
         }
 
         /**

@@ -1,7 +1,6 @@
 package dev.grpcops;
 
 import dev.grpcops.admin.AdminAuthorization;
-import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.budget.BudgetInterceptors;
 import dev.grpcops.fault.FaultInjection;
 import dev.grpcops.server.MalformedRequests;
@@ -9,6 +8,9 @@ import dev.grpcops.shutdown.InFlightCalls;
 import dev.grpcops.tracing.GrpcTracing;
 import dev.grpcops.warmup.WarmUp;
 import io.grpc.BindableService;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
@@ -28,10 +30,10 @@ import java.util.function.BiConsumer;
  *
  * <pre>{@code
  * ServerStack stack = ServerStack.builder()
- *         .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods())).token(token))
+ *         .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods())).token(token).build())
  *         .warmUp()
  *         .budget(BudgetInterceptors.builder(rules).build())
- *         .admission(AdmissionInterceptors.server(admission).callsDownstream(rules))
+ *         .admission(AdmissionInterceptors.server(admission).callsDownstream(rules).build())
  *         .faults(faults)
  *         .inFlight(inFlight)
  *         .build();
@@ -79,11 +81,12 @@ public final class ServerStack {
     private final boolean guard;
 
     private ServerStack(Builder builder) {
-        if (builder.admission != null) {
-            builder.admission.alsoExempt(builder.adminMethods);
-            builder.layer(Layer.ADMISSION, builder.admission.build());
+        EnumMap<Layer, ServerInterceptor> layers = new EnumMap<>(builder.layers);
+        ServerInterceptor admission = layers.get(Layer.ADMISSION);
+        if (admission != null && !builder.adminMethods.isEmpty()) {
+            layers.put(Layer.ADMISSION, new AdminMethodsBypass(builder.adminMethods, admission));
         }
-        this.layers = Collections.unmodifiableMap(new EnumMap<>(builder.layers));
+        this.layers = Collections.unmodifiableMap(layers);
         List<ServerInterceptor> reversed = new ArrayList<>(layers.values());
         Collections.reverse(reversed);
         this.innermostFirst = List.copyOf(reversed);
@@ -127,20 +130,18 @@ public final class ServerStack {
 
         private final EnumMap<Layer, ServerInterceptor> layers = new EnumMap<>(Layer.class);
         private Set<String> adminMethods = Set.of();
-        private AdmissionInterceptors.ServerBuilder admission;
         private BiConsumer<String, RuntimeException> onMalformed = (method, failure) -> {};
         private boolean guard = true;
 
         private Builder() {}
 
         /**
-         * Admin methods only with the admin token: {@code AdminAuthorization.builder(methods).token(..)}.
-         *
-         * @throws dev.grpcops.admin.AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short
+         * Admin methods only with the admin token ({@code AdminAuthorization.builder(methods).token(..).build()});
+         * admission, if given, never queues nor sheds them.
          */
-        public Builder adminAuthorization(AdminAuthorization.Builder adminAuthorization) {
+        public Builder adminAuthorization(AdminAuthorization adminAuthorization) {
             this.adminMethods = adminAuthorization.fullMethodNames();
-            return layer(Layer.ADMIN_AUTHORIZATION, adminAuthorization.build());
+            return layer(Layer.ADMIN_AUTHORIZATION, adminAuthorization);
         }
 
         /** Marks this process's own warm-up calls ({@link WarmUp#run}) as such. */
@@ -159,10 +160,12 @@ public final class ServerStack {
             return layer(Layer.BUDGET, budget.server());
         }
 
-        /** Fair admission by caller and priority level (the admin methods exempt). */
-        public Builder admission(AdmissionInterceptors.ServerBuilder admission) {
-            this.admission = Objects.requireNonNull(admission, "admission");
-            return this;
+        /**
+         * Fair admission by caller and priority level: what {@code AdmissionInterceptors.server(admission)...build()}
+         * builds. The methods of {@link #adminAuthorization} pass it untouched.
+         */
+        public Builder admission(ServerInterceptor admission) {
+            return layer(Layer.ADMISSION, admission);
         }
 
         /** Faults injected on demand (none until set). */
@@ -202,6 +205,26 @@ public final class ServerStack {
         private Builder layer(Layer layer, ServerInterceptor interceptor) {
             layers.put(layer, Objects.requireNonNull(interceptor, layer.name()));
             return this;
+        }
+    }
+
+    /** Admission for every method but the admin ones, which an operator must reach on a server that sheds. */
+    private static final class AdminMethodsBypass implements ServerInterceptor {
+
+        private final Set<String> adminMethods;
+        private final ServerInterceptor admission;
+
+        AdminMethodsBypass(Set<String> adminMethods, ServerInterceptor admission) {
+            this.adminMethods = adminMethods;
+            this.admission = admission;
+        }
+
+        @Override
+        public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+                ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+            return adminMethods.contains(call.getMethodDescriptor().getFullMethodName())
+                    ? next.startCall(call, headers)
+                    : admission.interceptCall(call, headers, next);
         }
     }
 }

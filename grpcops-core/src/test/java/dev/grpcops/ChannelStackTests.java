@@ -8,7 +8,6 @@ import dev.grpcops.budget.Budget;
 import dev.grpcops.budget.BudgetInterceptors;
 import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.client.BalancingListener;
-import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoReply;
@@ -107,7 +106,7 @@ class ChannelStackTests {
     void theLayersComeOutermostFirstWhateverOrderTheyAreGivenIn() {
         ChannelStack stack = ChannelStack.builder()
                 .balancingListener(BalancingListener.NONE)
-                .cancellations(CancellationBudget::builder)
+                .cancellations()
                 .readiness(Duration.ofSeconds(5))
                 .callerForwarding()
                 .budget(budget)
@@ -169,7 +168,7 @@ class ChannelStackTests {
                 .budget(budget)
                 .callerForwarding()
                 .readiness(Duration.ofSeconds(20))
-                .cancellations(CancellationBudget::builder)
+                .cancellations()
                 .serviceConfig(ServiceConfigs.roundRobin())
                 .build();
     }

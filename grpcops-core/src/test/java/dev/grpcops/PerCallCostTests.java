@@ -10,7 +10,6 @@ import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.budget.BudgetInterceptors;
 import dev.grpcops.budget.BudgetRules;
-import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
@@ -207,7 +206,8 @@ class PerCallCostTests {
                         .admission(AdmissionInterceptors.server(Admission.builder(
                                                 AdmissionConfig.builder().build())
                                         .build())
-                                .callsDownstream(BudgetRules.DEFAULTS))
+                                .callsDownstream(BudgetRules.DEFAULTS)
+                                .build())
                         .inFlight(new InFlightCalls(Set.of()))
                         .build();
                 server.addService(stack.intercept(service));
@@ -233,7 +233,7 @@ class PerCallCostTests {
                                     .build())
                             .callerForwarding()
                             .readiness(Duration.ofSeconds(5))
-                            .cancellations(CancellationBudget::builder)
+                            .cancellations()
                             .serviceConfig(ServiceConfigs.builder().build())
                             .build()
                             .channel(builder)

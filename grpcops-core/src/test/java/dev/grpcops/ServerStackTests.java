@@ -29,6 +29,7 @@ import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -143,10 +144,11 @@ class ServerStackTests {
         ServerStack stack = ServerStack.builder()
                 .adminAuthorization(admin())
                 .admission(AdmissionInterceptors.server(Admission.builder(AdmissionConfig.builder()
-                                .limit(3)
-                                .levels(levels)
+                                        .limit(3)
+                                        .levels(levels)
+                                        .build())
                                 .build())
-                        .build()))
+                        .build())
                 .build();
         ManagedChannel channel = serve(stack);
         CountDownLatch release = new CountDownLatch(1);
@@ -179,7 +181,8 @@ class ServerStackTests {
                 .build();
         ServerStack stack = ServerStack.builder()
                 .admission(AdmissionInterceptors.server(admission)
-                        .width(CallWidth.of(WhoAmIGrpc.getWhoMethod(), request -> 3 + request.getSerializedSize())))
+                        .width(CallWidth.of(WhoAmIGrpc.getWhoMethod(), request -> 3 + request.getSerializedSize()))
+                        .build())
                 .build();
         ManagedChannel channel = serve(stack);
         CountDownLatch release = new CountDownLatch(1);
@@ -241,15 +244,17 @@ class ServerStackTests {
                 .build();
     }
 
-    private static AdminAuthorization.Builder admin() {
+    private static AdminAuthorization admin() {
         return AdminAuthorization.builder(
                         List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod(), WhoAmIGrpc.getResumeMethod())))
-                .token(TOKEN);
+                .token(TOKEN)
+                .build();
     }
 
-    private static AdmissionInterceptors.ServerBuilder admission() {
+    private static ServerInterceptor admission() {
         return AdmissionInterceptors.server(
-                Admission.builder(AdmissionConfig.builder().build()).build());
+                        Admission.builder(AdmissionConfig.builder().build()).build())
+                .build();
     }
 
     private ManagedChannel serve(ServerStack stack) throws Exception {

@@ -87,6 +87,26 @@ class LibraryBoundariesTests {
         }
     }
 
+    /**
+     * design §18: one configuration shape. A default is read from the value it belongs to
+     * ({@code BudgetRules.DEFAULTS.reserve()}, {@code RetryBudget.builder().build().window()}),
+     * never from a {@code DEFAULT_*} constant beside it.
+     */
+    @Test
+    void defaultsAreReadFromValuesNotConstants() {
+        for (String module : List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes")) {
+            List<String> constants = mainClassesOf(module).stream()
+                    .filter(c -> c.getModifiers().contains(JavaModifier.PUBLIC))
+                    .flatMap(c -> c.getFields().stream())
+                    .filter(f -> f.getModifiers().contains(JavaModifier.PUBLIC)
+                            && f.getModifiers().contains(JavaModifier.STATIC)
+                            && f.getName().startsWith("DEFAULT_"))
+                    .map(f -> f.getOwner().getName() + "." + f.getName())
+                    .toList();
+            assertThat(constants).as("public DEFAULT_* constants in " + module).isEmpty();
+        }
+    }
+
     /** design §18: core's messages name no Spring property; the starter translates (prefixes) them. */
     @Test
     void coresSourceNamesNoSpringProperty() throws IOException {

@@ -2,25 +2,43 @@ package dev.grpcops.admin;
 
 import dev.grpcops.admin.internal.AdminAuthorizationInterceptor;
 import dev.grpcops.admin.internal.RefusedAdminCalls;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * The server interceptor that lets admin methods through only with {@code authorization: Bearer
+ * A server interceptor that lets admin methods through only with {@code authorization: Bearer
  * <token>} matching the configured token (compared in constant time): missing credentials end the
  * call {@code UNAUTHENTICATED}, a wrong token {@code PERMISSION_DENIED}, and the method never runs.
  * Other methods pass untouched.
  *
  * <pre>{@code
- * ServerInterceptor admin = AdminAuthorization.builder(List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())))
+ * AdminAuthorization admin = AdminAuthorization.builder(List.of(AdminMethods.of(WhoAmIGrpc.getDrainMethod())))
  *         .token(System.getenv("GRPCOPS_ADMIN_TOKEN")).listener(metrics).build();
  * }</pre>
  */
-public final class AdminAuthorization {
+public final class AdminAuthorization implements ServerInterceptor {
 
-    private AdminAuthorization() {}
+    private final Set<String> fullMethodNames;
+    private final ServerInterceptor interceptor;
+
+    private AdminAuthorization(Builder builder) {
+        Set<String> names = new HashSet<>();
+        builder.adminMethods.forEach(methods -> names.addAll(methods.fullMethodNames()));
+        this.fullMethodNames = Set.copyOf(names);
+        this.interceptor = new AdminAuthorizationInterceptor(
+                builder.adminMethods,
+                builder.token,
+                builder.listener,
+                new RefusedAdminCalls(builder.rateLimit),
+                builder.tokenSource);
+    }
 
     /** For the union of {@code adminMethods}. */
     public static Builder builder(Collection<AdminMethods> adminMethods) {
@@ -71,20 +89,23 @@ public final class AdminAuthorization {
             return this;
         }
 
-        /**
-         * The full names of the admin methods this guards: for the features that must leave them
-         * alone (admission never queues nor sheds them).
-         */
-        public java.util.Set<String> fullMethodNames() {
-            java.util.Set<String> names = new java.util.HashSet<>();
-            adminMethods.forEach(methods -> names.addAll(methods.fullMethodNames()));
-            return java.util.Set.copyOf(names);
-        }
-
         /** @throws AdminTokens.UnusableAdminTokenException if the token is a placeholder or too short */
-        public ServerInterceptor build() {
-            return new AdminAuthorizationInterceptor(
-                    adminMethods, token, listener, new RefusedAdminCalls(rateLimit), tokenSource);
+        public AdminAuthorization build() {
+            return new AdminAuthorization(this);
         }
+    }
+
+    /**
+     * The full names of the admin methods this guards: for the features that must leave them alone
+     * (admission never queues nor sheds them).
+     */
+    public Set<String> fullMethodNames() {
+        return fullMethodNames;
+    }
+
+    @Override
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+            ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+        return interceptor.interceptCall(call, headers, next);
     }
 }

@@ -25,19 +25,6 @@ import java.time.Duration;
  */
 public final class AdminRateLimit {
 
-    /** Refused calls per window per address by default. */
-    public static final int DEFAULT_MAX_FAILURES = 5;
-    /** The window by default. */
-    public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(10);
-    /** Addresses tracked by default. */
-    public static final int DEFAULT_MAX_PEERS = 10_000;
-    /** One log line per address per this, by default. */
-    public static final Duration DEFAULT_LOG_INTERVAL = Duration.ofSeconds(10);
-    /** Refused calls per window from all addresses but the loopback, by default. */
-    public static final int DEFAULT_MAX_REFUSED_OVERALL = 100;
-    /** Admin calls running at once, by default. */
-    public static final int DEFAULT_MAX_CONCURRENT = 4;
-
     /**
      * 5 refused calls per 10 s per address and 100 from all of them, 10 000 addresses, one log line
      * per address per 10 s, 4 admin calls at once.
@@ -150,15 +137,15 @@ public final class AdminRateLimit {
         return new Builder();
     }
 
-    /** Every value starts at its default ({@code DEFAULT_*}). */
+    /** Every value starts at {@link #DEFAULTS}'. */
     public static final class Builder {
 
-        private int maxFailures = DEFAULT_MAX_FAILURES;
-        private Duration window = DEFAULT_WINDOW;
-        private int maxPeers = DEFAULT_MAX_PEERS;
-        private Duration logInterval = DEFAULT_LOG_INTERVAL;
-        private int maxRefusedOverall = DEFAULT_MAX_REFUSED_OVERALL;
-        private int maxConcurrent = DEFAULT_MAX_CONCURRENT;
+        private int maxFailures = 5;
+        private Duration window = Duration.ofSeconds(10);
+        private int maxPeers = 10_000;
+        private Duration logInterval = Duration.ofSeconds(10);
+        private int maxRefusedOverall = 100;
+        private int maxConcurrent = 4;
 
         private Builder() {}
 

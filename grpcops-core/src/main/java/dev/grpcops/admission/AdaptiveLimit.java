@@ -34,14 +34,8 @@ import java.util.Objects;
 @Experimental("The adaptive seats' gradient and its settings are still tuned against measured overloads")
 public final class AdaptiveLimit {
 
-    /** The fewest seats by default. */
-    public static final int DEFAULT_MIN_LIMIT = 8;
-    /** The most seats by default. */
-    public static final int DEFAULT_MAX_LIMIT = 512;
-    /** How often the limit may change by default. */
-    public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(1);
-    /** By default the limit falls once a window's latency exceeds 1.5 × the baseline. */
-    public static final double DEFAULT_TOLERANCE = 1.5;
+    /** 8 to 512 seats, changed at most once a second, falling once a window's latency is 1.5 × the baseline. */
+    public static final AdaptiveLimit DEFAULTS = builder().build();
 
     private final int minLimit;
     private final int maxLimit;
@@ -68,8 +62,14 @@ public final class AdaptiveLimit {
         }
     }
 
+    /** Starts from {@link #DEFAULTS}. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** These settings, to change some: {@code limit.toBuilder().maxLimit(256).build()}. */
+    public Builder toBuilder() {
+        return builder().minLimit(minLimit).maxLimit(maxLimit).window(window).tolerance(tolerance);
     }
 
     /** The fewest seats the limit falls to. */
@@ -112,35 +112,35 @@ public final class AdaptiveLimit {
                 + tolerance + "]";
     }
 
-    /** Every value starts at its default ({@code DEFAULT_*}). */
+    /** Every value starts at {@link #DEFAULTS}'. */
     public static final class Builder {
 
-        private int minLimit = DEFAULT_MIN_LIMIT;
-        private int maxLimit = DEFAULT_MAX_LIMIT;
-        private Duration window = DEFAULT_WINDOW;
-        private double tolerance = DEFAULT_TOLERANCE;
+        private int minLimit = 8;
+        private int maxLimit = 512;
+        private Duration window = Duration.ofSeconds(1);
+        private double tolerance = 1.5;
 
         private Builder() {}
 
-        /** The fewest seats the limit falls to; at least one per priority level. */
+        /** The fewest seats the limit falls to; at least one per priority level; 8 by default. */
         public Builder minLimit(int minLimit) {
             this.minLimit = minLimit;
             return this;
         }
 
-        /** The most seats the limit grows to. */
+        /** The most seats the limit grows to; 512 by default. */
         public Builder maxLimit(int maxLimit) {
             this.maxLimit = maxLimit;
             return this;
         }
 
-        /** How often the limit may change. */
+        /** How often the limit may change; 1 s by default. */
         public Builder window(Duration window) {
             this.window = window;
             return this;
         }
 
-        /** How far above the baseline a window's latency may be before the limit falls. */
+        /** How far above the baseline a window's latency may be before the limit falls; 1.5 by default. */
         public Builder tolerance(double tolerance) {
             this.tolerance = tolerance;
             return this;

@@ -9,29 +9,17 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The server-wide admission settings (design §9): {@link #builder()} starts from the defaults
- * ({@code DEFAULT_*}) and refuses, naming the setting, a configuration that cannot work.
+ * The server-wide admission settings (design §9): {@link #builder()} starts from {@link #DEFAULTS}
+ * and refuses, naming the setting, a configuration that cannot work.
  */
 public final class AdmissionConfig {
 
-    /** Seats by default. */
-    public static final int DEFAULT_LIMIT = 128;
-    /** The longest queue wait by default. */
-    public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(1);
-    /** The first pushback by default. */
-    public static final Duration DEFAULT_RETRY_PUSHBACK = Duration.ofSeconds(1);
-    /** The longest pushback by default. */
-    public static final Duration DEFAULT_MAX_RETRY_PUSHBACK = Duration.ofSeconds(32);
-    /** The queues' order by default: earliest deadline first. */
-    public static final QueueOrder DEFAULT_QUEUE_ORDER = QueueOrder.DEADLINE;
     /**
-     * The levels by default, one per {@link Criticality} and named after it, with 50, 35 and 15
-     * shares and {@link PriorityLevelConfig#of}'s queues.
+     * 128 fixed seats; the levels {@code critical}, {@code default} and {@code sheddable} with 50,
+     * 35 and 15 shares and {@link PriorityLevelConfig#of}'s queues; a queue wait of at most 1 s;
+     * pushback from 1 s up to 32 s; each queue earliest deadline first.
      */
-    public static final List<PriorityLevelConfig> DEFAULT_LEVELS = List.of(
-            PriorityLevelConfig.of(Criticality.CRITICAL.value(), 50),
-            PriorityLevelConfig.of(Criticality.DEFAULT.value(), 35),
-            PriorityLevelConfig.of(Criticality.SHEDDABLE.value(), 15));
+    public static final AdmissionConfig DEFAULTS = builder().build();
 
     private final int limit;
     private final List<PriorityLevelConfig> levels;
@@ -147,8 +135,20 @@ public final class AdmissionConfig {
         }
     }
 
+    /** Starts from {@link #DEFAULTS}. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** These settings, to change some: {@code config.toBuilder().limit(64).build()}. */
+    public Builder toBuilder() {
+        return builder()
+                .limit(limit)
+                .levels(levels)
+                .maxWait(maxWait)
+                .retryPushback(retryPushback, maxRetryPushback)
+                .queueOrder(queueOrder)
+                .adaptiveLimit(adaptiveLimit);
     }
 
     @Override
@@ -175,20 +175,23 @@ public final class AdmissionConfig {
                 + ", adaptiveLimit=" + adaptiveLimit + "]";
     }
 
-    /** Every value starts at its default ({@code DEFAULT_*}); the seats are fixed unless {@link #adaptiveLimit} is set. */
+    /** Every value starts at {@link #DEFAULTS}'; the seats are fixed unless {@link #adaptiveLimit} is set. */
     public static final class Builder {
 
-        private int limit = DEFAULT_LIMIT;
-        private List<PriorityLevelConfig> levels = DEFAULT_LEVELS;
-        private Duration maxWait = DEFAULT_MAX_WAIT;
-        private Duration retryPushback = DEFAULT_RETRY_PUSHBACK;
-        private Duration maxRetryPushback = DEFAULT_MAX_RETRY_PUSHBACK;
-        private QueueOrder queueOrder = DEFAULT_QUEUE_ORDER;
+        private int limit = 128;
+        private List<PriorityLevelConfig> levels = List.of(
+                PriorityLevelConfig.of(Criticality.CRITICAL.value(), 50),
+                PriorityLevelConfig.of(Criticality.DEFAULT.value(), 35),
+                PriorityLevelConfig.of(Criticality.SHEDDABLE.value(), 15));
+        private Duration maxWait = Duration.ofSeconds(1);
+        private Duration retryPushback = Duration.ofSeconds(1);
+        private Duration maxRetryPushback = Duration.ofSeconds(32);
+        private QueueOrder queueOrder = QueueOrder.DEADLINE;
         private @Nullable AdaptiveLimit adaptiveLimit;
 
         private Builder() {}
 
-        /** Calls the server executes at once, shared by the levels; with an adaptive limit, where it starts. */
+        /** Calls the server executes at once, shared by the levels (with an adaptive limit, where it starts); 128 by default. */
         public Builder limit(int limit) {
             this.limit = limit;
             return this;
@@ -205,13 +208,13 @@ public final class AdmissionConfig {
             return levels(List.of(levels));
         }
 
-        /** The longest a call waits in a queue, also when its deadline would allow more. */
+        /** The longest a call waits in a queue, also when its deadline would allow more; 1 s by default. */
         public Builder maxWait(Duration maxWait) {
             this.maxWait = maxWait;
             return this;
         }
 
-        /** The first pushback a rejected caller is told, and the most it grows to. */
+        /** The first pushback a rejected caller is told, and the most it grows to; 1 s and 32 s by default. */
         public Builder retryPushback(Duration first, Duration max) {
             this.retryPushback = first;
             this.maxRetryPushback = max;

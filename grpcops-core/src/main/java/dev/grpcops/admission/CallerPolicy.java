@@ -13,6 +13,9 @@ import java.util.Objects;
  */
 public final class CallerPolicy {
 
+    /** Every caller gets the level named after its criticality, and may claim any criticality. */
+    public static final CallerPolicy DEFAULTS = builder().build();
+
     private final Map<Criticality, String> criticalityLevels;
     private final Map<String, String> callerLevels;
     private final Map<String, Criticality> callerCaps;
@@ -35,16 +38,24 @@ public final class CallerPolicy {
     }
 
     /**
-     * Starts from {@link #byCriticality()}: each criticality goes to the level named after it, and
+     * Starts from {@link #DEFAULTS}: each criticality goes to the level named after it, and
      * any caller may claim any criticality.
      */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Every caller gets the level named after its criticality, capped at nothing. */
+    /** {@link #DEFAULTS}: every caller gets the level named after its criticality, capped at nothing. */
     public static CallerPolicy byCriticality() {
-        return builder().build();
+        return DEFAULTS;
+    }
+
+    /** This policy's rules, to add or change some. */
+    public Builder toBuilder() {
+        Builder builder = builder().criticalityLevels(criticalityLevels).defaultCap(defaultCap);
+        callerLevels.forEach(builder::callerLevel);
+        callerCaps.forEach(builder::callerCap);
+        return builder;
     }
 
     /** The caller of a call with these header values (either may be null) from {@code peer}. */

@@ -8,13 +8,6 @@ import java.util.Objects;
  */
 public final class PriorityLevelConfig {
 
-    /** Queues of a level by default. */
-    public static final int DEFAULT_QUEUES = 64;
-    /** Hand size by default. */
-    public static final int DEFAULT_HAND_SIZE = 8;
-    /** Calls one queue holds by default. */
-    public static final int DEFAULT_QUEUE_LENGTH_LIMIT = 50;
-
     /** Enough to tell flows apart without two flows often drawing the same hand (APF checks the same). */
     static final int MAX_ENTROPY_BITS = 60;
 
@@ -48,7 +41,7 @@ public final class PriorityLevelConfig {
         }
     }
 
-    /** A level called {@code name}: one share, {@link #DEFAULT_QUEUES} queues … until set. */
+    /** A level called {@code name}: one share, 64 queues, hands of 8, 50 calls per queue, until set. */
     public static Builder builder(String name) {
         return new Builder(name);
     }
@@ -118,14 +111,19 @@ public final class PriorityLevelConfig {
         }
     }
 
+    /** This level's values, to change some: {@code level.toBuilder().queues(0).build()}. */
+    public Builder toBuilder() {
+        return builder(name).shares(shares).queues(queues).handSize(handSize).queueLengthLimit(queueLengthLimit);
+    }
+
     /** A level's values, each at its default until set; {@link #build()} checks them. */
     public static final class Builder {
 
         private final String name;
         private int shares = 1;
-        private int queues = DEFAULT_QUEUES;
-        private int handSize = DEFAULT_HAND_SIZE;
-        private int queueLengthLimit = DEFAULT_QUEUE_LENGTH_LIMIT;
+        private int queues = 64;
+        private int handSize = 8;
+        private int queueLengthLimit = 50;
 
         private Builder(String name) {
             if (name == null || name.isBlank()) {
@@ -140,19 +138,19 @@ public final class PriorityLevelConfig {
             return this;
         }
 
-        /** Queues of the level's fair queuing; 0 rejects at once when no seat is free. */
+        /** Queues of the level's fair queuing; 0 rejects at once when no seat is free; 64 by default. */
         public Builder queues(int queues) {
             this.queues = queues;
             return this;
         }
 
-        /** Queues each flow draws, 1 to {@code queues}. */
+        /** Queues each flow draws, 1 to {@code queues}; 8 by default. */
         public Builder handSize(int handSize) {
             this.handSize = handSize;
             return this;
         }
 
-        /** Calls one queue may hold, at least 1. */
+        /** Calls one queue may hold, at least 1; 50 by default. */
         public Builder queueLengthLimit(int queueLengthLimit) {
             this.queueLengthLimit = queueLengthLimit;
             return this;

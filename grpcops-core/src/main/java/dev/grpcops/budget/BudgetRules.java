@@ -5,8 +5,8 @@ import java.util.Objects;
 
 /**
  * The four numbers every hop shares (design §4), and the rules they make. Pure functions of the
- * time remaining, so that they can be checked without a clock. {@link #builder()} starts from the
- * defaults ({@code DEFAULT_*}); {@link #DEFAULTS} is them.
+ * time remaining, so that they can be checked without a clock. {@link #builder()} starts from
+ * {@link #DEFAULTS}.
  */
 public final class BudgetRules {
 
@@ -15,16 +15,7 @@ public final class BudgetRules {
 
     private static final long NO_DEADLINE_BEYOND_NANOS = NO_DEADLINE_BEYOND.toNanos();
 
-    /** What a hop keeps for itself by default. */
-    public static final Duration DEFAULT_RESERVE = Duration.ofMillis(200);
-    /** The budget of a call without a deadline by default. */
-    public static final Duration DEFAULT_BUDGET = Duration.ofSeconds(2);
-    /** The smallest downstream budget worth sending by default. */
-    public static final Duration DEFAULT_MIN_DOWNSTREAM = Duration.ofMillis(300);
-    /** The smallest downstream budget a retry needs by default. */
-    public static final Duration DEFAULT_RETRY_MIN = Duration.ofMillis(700);
-
-    /** The defaults of design §4: 0.2 s, 2 s, 0.3 s, 0.7 s. */
+    /** The defaults of design §4: reserve 0.2 s, default budget 2 s, min-downstream 0.3 s, retry-min 0.7 s. */
     public static final BudgetRules DEFAULTS = builder().build();
 
     private final Duration reserve;
@@ -46,8 +37,18 @@ public final class BudgetRules {
         this.retryMinNanos = retryMin.toNanos();
     }
 
+    /** Starts from {@link #DEFAULTS}. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** These rules, to change some: {@code rules.toBuilder().reserve(Duration.ofMillis(50)).build()}. */
+    public Builder toBuilder() {
+        return builder()
+                .reserve(reserve)
+                .defaultBudget(defaultBudget)
+                .minDownstream(minDownstream)
+                .retryMin(retryMin);
     }
 
     /** What a hop keeps for itself: a downstream call gets remaining − reserve. */
@@ -148,13 +149,13 @@ public final class BudgetRules {
                 + minDownstream + ", retryMin=" + retryMin + "]";
     }
 
-    /** Every rule starts at its default ({@code DEFAULT_*}). */
+    /** Every rule starts at {@link #DEFAULTS}'. */
     public static final class Builder {
 
-        private Duration reserve = DEFAULT_RESERVE;
-        private Duration defaultBudget = DEFAULT_BUDGET;
-        private Duration minDownstream = DEFAULT_MIN_DOWNSTREAM;
-        private Duration retryMin = DEFAULT_RETRY_MIN;
+        private Duration reserve = Duration.ofMillis(200);
+        private Duration defaultBudget = Duration.ofSeconds(2);
+        private Duration minDownstream = Duration.ofMillis(300);
+        private Duration retryMin = Duration.ofMillis(700);
 
         private Builder() {}
 

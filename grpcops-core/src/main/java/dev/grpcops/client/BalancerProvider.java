@@ -71,8 +71,12 @@ abstract class BalancerProvider extends LoadBalancerProvider {
     @Override
     public NameResolver.ConfigOrError parseLoadBalancingPolicyConfig(Map<String, ?> raw) {
         try {
-            Duration decay = duration(raw, "decay", PeakEwmaLoadBalancerProvider.DEFAULT_DECAY);
-            Duration penalty = duration(raw, "failurePenalty", PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY);
+            Duration decay =
+                    duration(raw, "decay", Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.decayNanos()));
+            Duration penalty = duration(
+                    raw,
+                    "failurePenalty",
+                    Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.failurePenaltyNanos()));
             if (decay.isZero() || decay.isNegative()) {
                 throw new IllegalArgumentException("decay must be positive, got " + raw.get("decay"));
             }
@@ -85,7 +89,8 @@ abstract class BalancerProvider extends LoadBalancerProvider {
                 throw new IllegalArgumentException("outlierDetection must be an object, got " + ejection);
             }
             int compareAllUpTo = compareAllUpTo(raw);
-            Duration slowStart = duration(raw, "slowStart", PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+            Duration slowStart =
+                    duration(raw, "slowStart", Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.slowStartNanos()));
             if (slowStart.isNegative()) {
                 throw new IllegalArgumentException("slowStart must not be negative, got " + raw.get("slowStart"));
             }
@@ -105,7 +110,7 @@ abstract class BalancerProvider extends LoadBalancerProvider {
     private static int compareAllUpTo(Map<?, ?> raw) {
         Object value = raw == null ? null : raw.get("compareAllUpTo");
         if (value == null) {
-            return PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO;
+            return PeakEwmaLoadBalancer.Config.DEFAULTS.compareAllUpTo();
         }
         if (!(value instanceof Number number)
                 || number.doubleValue() < 0

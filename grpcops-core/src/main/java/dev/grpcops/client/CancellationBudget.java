@@ -71,15 +71,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class CancellationBudget implements ClientInterceptor {
 
-    /** Half of the grpcops server's default guard (2000 a second per connection), the rest for burst. */
-    public static final int DEFAULT_PER_SECOND = 1000;
-
-    public static final int DEFAULT_BURST = 500;
-
     private static final Logger log = LoggerFactory.getLogger(CancellationBudget.class);
     /** The flow of calls made outside any served call, or where admission named no caller. */
     private static final String NO_CALLER = "";
 
+    private final double perSecond;
     private final double perNano;
     private final double burst;
     private final int maxDeferred;
@@ -143,6 +139,7 @@ public final class CancellationBudget implements ClientInterceptor {
     }
 
     private CancellationBudget(Builder builder) {
+        this.perSecond = builder.perSecond;
         this.perNano = builder.perSecond / 1e9;
         this.burst = builder.burst;
         this.maxDeferred = builder.maxDeferred > 0 ? builder.maxDeferred : (int) Math.max(1, 5 * builder.perSecond);
@@ -157,6 +154,27 @@ public final class CancellationBudget implements ClientInterceptor {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder for another budget like this one (for another channel): the same settings, none of the state. */
+    public Builder toBuilder() {
+        return builder()
+                .perSecond(perSecond)
+                .burst(burst)
+                .maxDeferred(maxDeferred)
+                .nanoClock(nanoClock)
+                .scheduler(scheduler)
+                .listener(listener);
+    }
+
+    /** Cancellations sent downstream a second. */
+    public double perSecond() {
+        return perSecond;
+    }
+
+    /** Cancellations sent at once, from a budget that has been idle. */
+    public double burst() {
+        return burst;
     }
 
     /**
@@ -559,11 +577,11 @@ public final class CancellationBudget implements ClientInterceptor {
         }
     }
 
-    /** The budget's size and clock; {@link #DEFAULT_PER_SECOND} and {@link #DEFAULT_BURST} by default. */
+    /** The budget's size and clock: 1000 a second (half the grpcops server's guard), 500 at once, by default. */
     public static final class Builder {
 
-        private double perSecond = DEFAULT_PER_SECOND;
-        private double burst = DEFAULT_BURST;
+        private double perSecond = 1000;
+        private double burst = 500;
         private int maxDeferred;
         private LongSupplier nanoClock = System::nanoTime;
         private ScheduledExecutorService scheduler = SharedScheduler.get();
@@ -574,7 +592,7 @@ public final class CancellationBudget implements ClientInterceptor {
         /**
          * Cancellations sent downstream a second; with {@link #burst} at most {@code burst + perSecond}
          * in any second, which must stay under the downstream's guard (the grpcops server's:
-         * {@code max-rst-frames}, 2000 a second per connection).
+         * {@code max-rst-frames}, 2000 a second per connection); 1000 by default.
          */
         public Builder perSecond(double perSecond) {
             if (!(perSecond > 0)) {
@@ -584,7 +602,7 @@ public final class CancellationBudget implements ClientInterceptor {
             return this;
         }
 
-        /** Cancellations sent at once, from a budget that has been idle. */
+        /** Cancellations sent at once, from a budget that has been idle; 500 by default. */
         public Builder burst(double burst) {
             if (!(burst >= 1)) {
                 throw new IllegalArgumentException("cancellation burst must be at least 1, got " + burst);

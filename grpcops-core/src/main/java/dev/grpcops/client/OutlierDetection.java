@@ -124,6 +124,19 @@ public final class OutlierDetection {
         return "OutlierDetection" + config();
     }
 
+    /** These settings, to change some: {@code detection.toBuilder().failurePercentage(50).build()}. */
+    public Builder toBuilder() {
+        return builder()
+                .interval(interval)
+                .baseEjectionTime(baseEjectionTime)
+                .maxEjectionTime(maxEjectionTime)
+                .maxEjectionPercent(maxEjectionPercent)
+                .failurePercentage(failurePercentage)
+                .minimumHosts(minimumHosts)
+                .requestVolume(requestVolume)
+                .successRateStdevFactor(successRateStdevFactor);
+    }
+
     /** Outlier detection's settings; each setter names the rule a bad value breaks. */
     public static final class Builder {
 

@@ -6,6 +6,7 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
 import io.grpc.util.MultiChildLoadBalancer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -39,7 +40,21 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
             long failurePenaltyNanos,
             OutlierDetection ejection,
             int compareAllUpTo,
-            long slowStartNanos) {}
+            long slowStartNanos) {
+
+        /**
+         * Decay 10 s (Linkerd's and Finagle's: a slow answer mostly forgotten after a few tens of
+         * seconds); a fast failure costs as much as a second-long answer; up to 8 replicas every one
+         * compared (a few loads more per pick, and with two of three slow a slow one gets only its
+         * probe and the hedges); slow start over 10 s (a JIT-cold JVM's first seconds); no ejection.
+         */
+        static final Config DEFAULTS = new Config(
+                Duration.ofSeconds(10).toNanos(),
+                Duration.ofSeconds(1).toNanos(),
+                null,
+                8,
+                Duration.ofSeconds(10).toNanos());
+    }
 
     /** What a replica that has just become ready weighs at first against its peers in slow start (Envoy's 10 %). */
     static final double SLOW_START_MIN_WEIGHT = 0.1;
@@ -82,12 +97,7 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
     /** Ejections and returns not yet reported to a call's listener; shared by every picker of this balancer. */
     private final Picker.Ejections ejections = new Picker.Ejections();
 
-    private volatile Config config = new Config(
-            PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.toNanos(),
-            PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY.toNanos(),
-            null,
-            PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO,
-            PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START.toNanos());
+    private volatile Config config = Config.DEFAULTS;
     private SubchannelPicker currentPicker;
     /** The rules the pickers were last made with (the synchronization context only). */
     private Picker.Rules rules;

@@ -1,6 +1,5 @@
 package dev.grpcops.client;
 
-import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
@@ -42,22 +41,6 @@ import java.util.random.RandomGenerator;
 public final class PeakEwmaLoadBalancerProvider extends BalancerProvider {
 
     public static final String POLICY_NAME = "grpcops_peak_ewma";
-
-    /** Linkerd's and Finagle's: a slow answer is mostly forgotten after a few tens of seconds. */
-    public static final Duration DEFAULT_DECAY = Duration.ofSeconds(10);
-    /** A fast failure costs as much as a second-long answer. */
-    public static final Duration DEFAULT_FAILURE_PENALTY = Duration.ofSeconds(1);
-    /**
-     * Up to 8 replicas in the pick, every one is compared too: a few loads more per pick, and with
-     * two of three replicas slow a slow one gets its probe and the hedges, nothing more.
-     */
-    public static final int DEFAULT_COMPARE_ALL_UP_TO = 8;
-    /**
-     * A replica that becomes ready (new, or back from a restart or a health flap) gets 10 % of an
-     * equal share of the picks at first, and its full share after 10 s: the first seconds of a
-     * JIT-cold JVM.
-     */
-    public static final Duration DEFAULT_SLOW_START = Duration.ofSeconds(10);
 
     /** The provider gRPC's registry loads. */
     public PeakEwmaLoadBalancerProvider() {

@@ -54,10 +54,10 @@ public final class ServiceConfigs {
     public static final class Builder {
 
         private Balancing balancing = Balancing.PEAK_EWMA;
-        private Duration decay = PeakEwmaLoadBalancerProvider.DEFAULT_DECAY;
-        private Duration failurePenalty = PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY;
-        private int compareAllUpTo = PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO;
-        private Duration slowStart = PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START;
+        private Duration decay = Duration.ofSeconds(10);
+        private Duration failurePenalty = Duration.ofSeconds(1);
+        private int compareAllUpTo = 8;
+        private Duration slowStart = Duration.ofSeconds(10);
         private OutlierDetection outlierDetection = OutlierDetection.DEFAULTS;
         private String healthCheckedService;
 
@@ -82,7 +82,7 @@ public final class ServiceConfigs {
 
         /**
          * Peak-EWMA: up to how many replicas in the pick every one is compared, besides the two drawn
-         * (0: never); {@value PeakEwmaLoadBalancerProvider#DEFAULT_COMPARE_ALL_UP_TO} by default.
+         * (0: never); 8 by default.
          */
         public Builder compareAllUpTo(int compareAllUpTo) {
             if (compareAllUpTo < 0) {

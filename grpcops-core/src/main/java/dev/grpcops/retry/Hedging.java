@@ -107,6 +107,15 @@ public final class Hedging {
         return new Builder();
     }
 
+    /** These settings, to change some: {@code hedging.toBuilder().percentile(99).build()}. */
+    public Builder toBuilder() {
+        return builder()
+                .percentile(percentile)
+                .delay(minDelay, maxDelay)
+                .minSamples(minSamples)
+                .maxExtraPercent(maxExtraPercent);
+    }
+
     /** Every value starts at {@link #DEFAULTS}'; {@link #build()} checks them together. */
     public static final class Builder {
 

@@ -22,6 +22,8 @@ public final class RetryBudget implements RetryLimiter {
     private static final int SLOTS = 10;
 
     private final double percent;
+    private final Duration window;
+    private final double minPerSecond;
     private final double floor;
     private final long slotNanos;
     private final LongSupplier nanoClock;
@@ -29,6 +31,8 @@ public final class RetryBudget implements RetryLimiter {
 
     private RetryBudget(Builder builder) {
         this.percent = builder.percent;
+        this.window = builder.window;
+        this.minPerSecond = builder.minPerSecond;
         this.floor = builder.minPerSecond * builder.window.toNanos() / 1e9;
         this.slotNanos = builder.window.toNanos() / SLOTS;
         this.nanoClock = builder.nanoClock;
@@ -37,6 +41,30 @@ public final class RetryBudget implements RetryLimiter {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder for another budget like this one: the same settings, none of the counts. */
+    public Builder toBuilder() {
+        return builder()
+                .percent(percent)
+                .window(window)
+                .minPerSecond(minPerSecond)
+                .nanoClock(nanoClock);
+    }
+
+    /** Extra attempts may be at most this percentage of the window's calls. */
+    public double percent() {
+        return percent;
+    }
+
+    /** The window calls and extra attempts are counted over. */
+    public Duration window() {
+        return window;
+    }
+
+    /** Extra attempts per second of the window allowed on top of the percentage. */
+    public double minPerSecond() {
+        return minPerSecond;
     }
 
     @Override
@@ -147,19 +175,12 @@ public final class RetryBudget implements RetryLimiter {
         }
     }
 
-    /** Extra attempts as a percentage of the window's calls, by default. */
-    public static final double DEFAULT_PERCENT = 10;
-    /** The window by default. */
-    public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(10);
-    /** The floor, extra attempts per second of the window, by default. */
-    public static final double DEFAULT_MIN_PER_SECOND = 1;
-
     /** The budget's three numbers and its clock. */
     public static final class Builder {
 
-        private double percent = DEFAULT_PERCENT;
-        private Duration window = DEFAULT_WINDOW;
-        private double minPerSecond = DEFAULT_MIN_PER_SECOND;
+        private double percent = 10;
+        private Duration window = Duration.ofSeconds(10);
+        private double minPerSecond = 1;
         private LongSupplier nanoClock = System::nanoTime;
 
         private Builder() {}

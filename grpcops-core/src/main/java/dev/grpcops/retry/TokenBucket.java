@@ -16,14 +16,19 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class TokenBucket implements RetryLimiter {
 
+    private final int maxTokens;
+    private final double tokenRatio;
+    private final RetryListener listener;
     private final int maxMilli;
     private final int ratioMilli;
     private final Targets<AtomicInteger> targets;
 
     private TokenBucket(Builder builder) {
+        this.maxTokens = builder.maxTokens;
+        this.tokenRatio = builder.tokenRatio;
+        this.listener = builder.listener;
         this.maxMilli = builder.maxTokens * 1000;
         this.ratioMilli = (int) Math.round(builder.tokenRatio * 1000);
-        RetryListener listener = builder.listener;
         this.targets = new Targets<>(
                 target -> new AtomicInteger(maxMilli),
                 (target, milli) -> listener.tokens(target, () -> milli.get() / 1000.0));
@@ -31,6 +36,21 @@ public final class TokenBucket implements RetryLimiter {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder for another bucket like this one: the same settings, full buckets. */
+    public Builder toBuilder() {
+        return builder().maxTokens(maxTokens).tokenRatio(tokenRatio).listener(listener);
+    }
+
+    /** The bucket's size and starting content (A6 {@code maxTokens}). */
+    public int maxTokens() {
+        return maxTokens;
+    }
+
+    /** What a successful attempt puts back (A6 {@code tokenRatio}). */
+    public double tokenRatio() {
+        return tokenRatio;
     }
 
     @Override
@@ -59,16 +79,11 @@ public final class TokenBucket implements RetryLimiter {
         return targets.names();
     }
 
-    /** The bucket's size by default (A6 {@code maxTokens}). */
-    public static final int DEFAULT_MAX_TOKENS = 10;
-    /** What a successful attempt puts back by default (A6 {@code tokenRatio}). */
-    public static final double DEFAULT_TOKEN_RATIO = 0.1;
-
     /** What A6 calls {@code retryThrottling}: {@code maxTokens} and {@code tokenRatio}. */
     public static final class Builder {
 
-        private int maxTokens = DEFAULT_MAX_TOKENS;
-        private double tokenRatio = DEFAULT_TOKEN_RATIO;
+        private int maxTokens = 10;
+        private double tokenRatio = 0.1;
         private RetryListener listener = RetryListener.NONE;
 
         private Builder() {}

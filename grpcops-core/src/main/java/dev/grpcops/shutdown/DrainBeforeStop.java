@@ -28,12 +28,6 @@ public final class DrainBeforeStop {
     /** How long stopped servers get to release their transports after everything was cancelled. */
     private static final Duration TERMINATION = Duration.ofSeconds(5);
 
-    /** How long a draining server keeps serving after reporting NOT_SERVING, by default. */
-    public static final Duration DEFAULT_DRAIN_DELAY = Duration.ofSeconds(5);
-
-    /** How long calls in flight get after GOAWAY, by default. */
-    public static final Duration DEFAULT_GRACE = Duration.ofSeconds(20);
-
     private final HealthStatusManager health;
     private final InFlightCalls inFlight;
     private final Duration drainDelay;
@@ -54,6 +48,21 @@ public final class DrainBeforeStop {
      */
     public static Builder builder(HealthStatusManager health, InFlightCalls inFlight) {
         return new Builder(health, inFlight);
+    }
+
+    /** A builder with this drain's health, count and settings, to change some. */
+    public Builder toBuilder() {
+        return builder(health, inFlight).drainDelay(drainDelay).grace(grace).whenDraining(whenDraining);
+    }
+
+    /** How long a draining server keeps serving after reporting NOT_SERVING. */
+    public Duration drainDelay() {
+        return drainDelay;
+    }
+
+    /** How long calls in flight get after GOAWAY; negative: as long as they take. */
+    public Duration grace() {
+        return grace;
     }
 
     /** Drains and stops every server of {@code servers} that is still running; returns once they have stopped. */
@@ -109,13 +118,13 @@ public final class DrainBeforeStop {
         }
     }
 
-    /** Each setting has its default ({@code DEFAULT_*}). */
+    /** Each setting has its default, said by its setter. */
     public static final class Builder {
 
         private final HealthStatusManager health;
         private final InFlightCalls inFlight;
-        private Duration drainDelay = DEFAULT_DRAIN_DELAY;
-        private Duration grace = DEFAULT_GRACE;
+        private Duration drainDelay = Duration.ofSeconds(5);
+        private Duration grace = Duration.ofSeconds(20);
         private Runnable whenDraining = () -> {};
 
         private Builder(HealthStatusManager health, InFlightCalls inFlight) {
@@ -123,7 +132,7 @@ public final class DrainBeforeStop {
             this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
         }
 
-        /** How long to keep serving after reporting NOT_SERVING; zero for no wait. */
+        /** How long to keep serving after reporting NOT_SERVING; zero for no wait; 5 s by default. */
         public Builder drainDelay(Duration drainDelay) {
             if (Objects.requireNonNull(drainDelay, "drainDelay").isNegative()) {
                 throw new IllegalArgumentException("drainDelay must not be negative, got " + drainDelay);
@@ -132,7 +141,7 @@ public final class DrainBeforeStop {
             return this;
         }
 
-        /** How long calls in flight get after GOAWAY; negative waits as long as they take. */
+        /** How long calls in flight get after GOAWAY; negative waits as long as they take; 20 s by default. */
         public Builder grace(Duration grace) {
             this.grace = Objects.requireNonNull(grace, "grace");
             return this;

@@ -59,8 +59,31 @@ public final class WarmUp {
         this.timeLimit = builder.timeLimit;
     }
 
+    /** No calls yet; 4 at once, a 1 s deadline each, for at most 30 s. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder with this warm-up's calls and settings, to change some. */
+    public Builder toBuilder() {
+        Builder builder = builder().concurrency(concurrency).deadline(deadline).timeLimit(timeLimit);
+        builder.calls.addAll(calls);
+        return builder;
+    }
+
+    /** Calls outstanding at once. */
+    public int concurrency() {
+        return concurrency;
+    }
+
+    /** Each call's deadline. */
+    public Duration deadline() {
+        return deadline;
+    }
+
+    /** No call is sent after this long from the start. */
+    public Duration timeLimit() {
+        return timeLimit;
     }
 
     /**
@@ -206,22 +229,13 @@ public final class WarmUp {
         }
     }
 
-    /** Warm-up calls outstanding at once, by default: enough to exercise the server's concurrency, not to flood it. */
-    public static final int DEFAULT_CONCURRENCY = 4;
-
-    /** Each warm-up call's deadline, by default. */
-    public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(1);
-
-    /** How long warm-up calls are sent at most, by default. */
-    public static final Duration DEFAULT_TIME_LIMIT = Duration.ofSeconds(30);
-
-    /** Each setting has its default ({@code DEFAULT_*}). */
+    /** Each setting has its default, said by its setter. */
     public static final class Builder {
 
         private final List<Calls<?>> calls = new ArrayList<>();
-        private int concurrency = DEFAULT_CONCURRENCY;
-        private Duration deadline = DEFAULT_DEADLINE;
-        private Duration timeLimit = DEFAULT_TIME_LIMIT;
+        private int concurrency = 4;
+        private Duration deadline = Duration.ofSeconds(1);
+        private Duration timeLimit = Duration.ofSeconds(30);
 
         private Builder() {}
 

@@ -63,7 +63,8 @@ class AdaptiveLimitInterceptorTests {
                 .admission(AdmissionInterceptors.server(admission)
                         .policy(CallerPolicy.builder()
                                 .everyCriticalityTo("default")
-                                .build()))
+                                .build())
+                        .build())
                 .faults(faults)
                 .build();
         hop = new HopWithDownstream(stack, clock);

@@ -71,7 +71,8 @@ class DownstreamSetAsideInterceptorTests {
                         .policy(CallerPolicy.builder()
                                 .everyCriticalityTo("default")
                                 .build())
-                        .callsDownstream(RULES))
+                        .callsDownstream(RULES)
+                        .build())
                 .build();
         hop = new HopWithDownstream(stack, clock);
 

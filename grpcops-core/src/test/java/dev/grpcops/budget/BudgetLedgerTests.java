@@ -167,7 +167,7 @@ class BudgetLedgerTests {
                 .build();
         ServerStack stack = ServerStack.builder()
                 .budget(budget())
-                .admission(AdmissionInterceptors.server(admission))
+                .admission(AdmissionInterceptors.server(admission).build())
                 .build();
         String name = InProcessServerBuilder.generateName();
         serve(

@@ -26,6 +26,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(60)
 class PeakEwmaBalancingTests {
 
+    /** The balancer's defaults. */
+    private static final Duration SLOW_START = Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.slowStartNanos());
+
+    private static final Duration DECAY = Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.decayNanos());
+
     @RegisterExtension
     final FakeClock clock = new FakeClock();
 
@@ -112,7 +117,7 @@ class PeakEwmaBalancingTests {
         twoOfThreeSlow(defaults());
         // 2 decay times: the slow ones' 200 ms has decayed to ~27 ms, the healthy one's next answer
         // brings it back to 1 ms, and 40 calls outstanding make its load ~40 ms.
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_DECAY.multipliedBy(2));
+        clock.forward(DECAY.multipliedBy(2));
         List<Integer> shares = replicas.call(400, 40);
 
         assertThat(shares.get(0) + shares.get(1))
@@ -295,7 +300,7 @@ class PeakEwmaBalancingTests {
             // join established replicas and rightly start slow.
             replicas.replica(i).awaitOffered();
         }
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.run(30, 3, slowStarts.caller(InProcessReplicas.Caller.PLAIN));
         assertThat(slowStarts.slowStarts.get())
                 .as("the first replicas start together")
@@ -311,7 +316,7 @@ class PeakEwmaBalancingTests {
                 .healthCheck(InProcessReplicas.HEALTH_NAME)
                 .slowStart(Duration.ZERO)
                 .build());
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.run(30, 3, noWindow.caller(InProcessReplicas.Caller.PLAIN));
         replicas.add().awaitOffered();
         replicas.run(30, 3, noWindow.caller(InProcessReplicas.Caller.PLAIN));
@@ -345,7 +350,7 @@ class PeakEwmaBalancingTests {
     @Test
     void aReplicaThatBecomesReadyRampsUpOverTheSlowStartWindow() throws Exception {
         start(defaults());
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START); // the first three past theirs
+        clock.forward(SLOW_START); // the first three past theirs
         replicas.call(30, 3);
         replicas.add().awaitOffered();
         List<Integer> first = replicas.call(90, 3);
@@ -353,7 +358,7 @@ class PeakEwmaBalancingTests {
                 .as("the new replica's calls of %s in its first 30 ms", first)
                 .isBetween(1, 4);
 
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         List<Integer> after = replicas.call(200, 4);
         assertThat(after.get(3))
                 .as("the new replica's calls of %s once its slow start is over", after)
@@ -364,7 +369,7 @@ class PeakEwmaBalancingTests {
                 .healthCheck(InProcessReplicas.HEALTH_NAME)
                 .slowStart(Duration.ZERO)
                 .build());
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.call(30, 3);
         replicas.add().awaitOffered();
         List<Integer> atOnce = replicas.call(90, 3);
@@ -384,7 +389,7 @@ class PeakEwmaBalancingTests {
         for (int i = 0; i < 3; i++) {
             replicas.replica(i).latency(Duration.ofMillis(10));
         }
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.call(30, 1);
         InProcessReplicas.Replica added =
                 replicas.add().latency(Duration.ofMillis(10)).awaitOffered();
@@ -417,7 +422,7 @@ class PeakEwmaBalancingTests {
         for (int i = 0; i < 3; i++) {
             replicas.replica(i).latency(Duration.ofMillis(10));
         }
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.call(300, 3);
         replicas.replica(0).latency(Duration.ofMinutes(5));
         replicas.resetCalls();
@@ -463,7 +468,7 @@ class PeakEwmaBalancingTests {
     @Test
     void aReconnectKeepsWhatTheBalancerLearnedOfAReplica() throws Exception {
         start(defaults());
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.replica(0).latency(Duration.ofMillis(200));
         replicas.call(60, 3);
         replicas.replica(0).restart(() -> {}); // no fake time passes while it is away
@@ -482,7 +487,7 @@ class PeakEwmaBalancingTests {
     @Test
     void aReplicaBackAloneTakesEveryCallAndIsNotInSlowStart() throws Exception {
         start(defaults());
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.call(30, 3);
         for (int i = 0; i < 3; i++) {
             replicas.replica(i).serving(false);
@@ -508,7 +513,7 @@ class PeakEwmaBalancingTests {
     @Test
     void aReplicaBackWithinASecondTakesItsShareAtOnce() throws Exception {
         start(defaults());
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.call(30, 3);
         replicas.replica(0).restart(() -> {}); // no fake time passes while it is away
 

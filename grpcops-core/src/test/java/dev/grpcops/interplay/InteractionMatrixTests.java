@@ -7,7 +7,6 @@ import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.client.InProcessReplicas;
 import dev.grpcops.client.InProcessReplicas.Caller;
 import dev.grpcops.client.InProcessReplicas.Results;
-import dev.grpcops.client.PeakEwmaLoadBalancerProvider;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.client.ServiceConfigs.Balancing;
 import dev.grpcops.internal.WarmUpMark;
@@ -48,6 +47,9 @@ class InteractionMatrixTests {
 
     /** The target's name as the limiter knows it: the channel's authority. */
     private static final String TARGET = "replicas";
+
+    /** The balancer's slow start by default ({@code ServiceConfigs.Builder#slowStart}). */
+    private static final Duration SLOW_START = Duration.ofSeconds(10);
 
     @RegisterExtension
     final FakeClock clock = new FakeClock();
@@ -362,7 +364,7 @@ class InteractionMatrixTests {
     @ValueSource(strings = {"restart", "health flap"})
     void backFromRestartOrFlap_takesItsShareNotTheBulk(String away) throws Exception {
         start(ServiceConfigs.builder().decay(Duration.ofSeconds(1)));
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START); // the three past their first
+        clock.forward(SLOW_START); // the three past their first
         for (int i = 0; i < 3; i++) {
             replicas.replica(i).latency(Duration.ofMillis(5));
         }
@@ -385,7 +387,7 @@ class InteractionMatrixTests {
                 .as("of 30 calls started at once, in its slow start, the returning replica's: %s", burst)
                 .isLessThanOrEqualTo(10);
 
-        clock.forward(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+        clock.forward(SLOW_START);
         replicas.call(30, 3); // each replica heard from again after the quiet
         List<Integer> later = replicas.call(30, 30);
         assertThat(later.get(0))

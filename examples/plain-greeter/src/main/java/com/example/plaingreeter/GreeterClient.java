@@ -6,7 +6,6 @@ import com.example.plaingreeter.v1.GreeterGrpc;
 import com.google.common.util.concurrent.ListenableFuture;
 import dev.grpcops.ChannelStack;
 import dev.grpcops.client.BalancingListener;
-import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.budget.BudgetInterceptors;
 import dev.grpcops.budget.BudgetRules;
@@ -47,7 +46,7 @@ final class GreeterClient implements AutoCloseable {
                 .callerForwarding()
                 .tracing(GrpcTracing.builder(openTelemetry).build())
                 .readiness(Duration.ofSeconds(5))
-                .cancellations(CancellationBudget::builder)
+                .cancellations()
                 .balancingListener(balancing)
                 .serviceConfig(ServiceConfigs.builder()
                         .healthCheck("")

@@ -73,7 +73,8 @@ public final class PlainGreeterServer {
         InFlightCalls inFlight = new InFlightCalls(Set.of(HealthGrpc.SERVICE_NAME));
         ServerStack stack = ServerStack.builder()
                 .adminAuthorization(AdminAuthorization.builder(List.of(FaultInjection.adminMethods()))
-                        .token(adminToken))
+                        .token(adminToken)
+                        .build())
                 .warmUp()
                 .tracing(GrpcTracing.builder(openTelemetry).build())
                 // A caller with the ledger token (a secret of its own) gets where the budget went:
@@ -85,7 +86,8 @@ public final class PlainGreeterServer {
                 .admission(AdmissionInterceptors.server(Admission.builder(AdmissionConfig.builder()
                                 .adaptiveLimit(AdaptiveLimit.builder().build())
                                 .build())
-                        .build()))
+                        .build())
+                        .build())
                 .faults(faults)
                 .inFlight(inFlight)
                 .build();

@@ -19,6 +19,6 @@ class AdminPropertiesDefaultsTests {
         AdminProperties properties = new AdminProperties();
 
         assertThat(properties.toRateLimit()).isEqualTo(AdminRateLimit.DEFAULTS);
-        assertThat(properties.getRefusalLogInterval()).isEqualTo(AdminRateLimit.DEFAULT_LOG_INTERVAL);
+        assertThat(properties.getRefusalLogInterval()).isEqualTo(AdminRateLimit.DEFAULTS.logInterval());
     }
 }

@@ -17,10 +17,10 @@ class BudgetPropertiesDefaultsTests {
     void unsetBudgetPropertiesGiveTheCoresRules() {
         BudgetProperties properties = new BudgetProperties();
 
-        assertThat(properties.getReserve()).isEqualTo(BudgetRules.DEFAULT_RESERVE);
-        assertThat(properties.getDefaultBudget()).isEqualTo(BudgetRules.DEFAULT_BUDGET);
-        assertThat(properties.getMinDownstream()).isEqualTo(BudgetRules.DEFAULT_MIN_DOWNSTREAM);
-        assertThat(properties.getRetryMin()).isEqualTo(BudgetRules.DEFAULT_RETRY_MIN);
+        assertThat(properties.getReserve()).isEqualTo(BudgetRules.DEFAULTS.reserve());
+        assertThat(properties.getDefaultBudget()).isEqualTo(BudgetRules.DEFAULTS.defaultBudget());
+        assertThat(properties.getMinDownstream()).isEqualTo(BudgetRules.DEFAULTS.minDownstream());
+        assertThat(properties.getRetryMin()).isEqualTo(BudgetRules.DEFAULTS.retryMin());
         assertThat(properties.toRules()).isEqualTo(BudgetRules.DEFAULTS);
     }
 }

@@ -2,7 +2,7 @@ package dev.grpcops.autoconfigure.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.grpcops.client.PeakEwmaLoadBalancerProvider;
+import dev.grpcops.client.ServiceConfigs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -14,13 +14,9 @@ import org.junit.jupiter.api.Timeout;
 class ClientPropertiesDefaultsTests {
 
     @Test
-    void unsetBalancingPropertiesAreTheCoresDefaults() {
-        ClientProperties.Balancing balancing = new ClientProperties().getBalancing();
-
-        assertThat(balancing.getDecay()).isEqualTo(PeakEwmaLoadBalancerProvider.DEFAULT_DECAY);
-        assertThat(balancing.getFailurePenalty()).isEqualTo(PeakEwmaLoadBalancerProvider.DEFAULT_FAILURE_PENALTY);
-        assertThat(balancing.getCompareAllUpTo()).isEqualTo(PeakEwmaLoadBalancerProvider.DEFAULT_COMPARE_ALL_UP_TO);
-        assertThat(balancing.getSlowStart()).isEqualTo(PeakEwmaLoadBalancerProvider.DEFAULT_SLOW_START);
+    void unsetBalancingPropertiesGiveTheCoresServiceConfig() {
+        assertThat(new ChannelServiceConfigs(new ClientProperties()).serviceConfig("any"))
+                .isEqualTo(ServiceConfigs.builder().build());
     }
 
     @Test
@@ -29,8 +25,8 @@ class ClientPropertiesDefaultsTests {
         ClientProperties.OutlierDetection outliers = properties.getOutlierDetection();
         dev.grpcops.client.OutlierDetection core = dev.grpcops.client.OutlierDetection.DEFAULTS;
 
-        assertThat(properties.getCancellationsPerSecond())
-                .isEqualTo(dev.grpcops.client.CancellationBudget.DEFAULT_PER_SECOND);
+        assertThat(properties.getCancellationsPerSecond()).isEqualTo((int)
+                dev.grpcops.client.CancellationBudget.builder().build().perSecond());
         assertThat(outliers.getInterval()).isEqualTo(core.interval());
         assertThat(outliers.getBaseEjectionTime()).isEqualTo(core.baseEjectionTime());
         assertThat(outliers.getMaxEjectionTime()).isEqualTo(core.maxEjectionTime());

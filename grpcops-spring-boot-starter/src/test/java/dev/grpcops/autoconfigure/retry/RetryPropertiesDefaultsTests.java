@@ -18,12 +18,14 @@ class RetryPropertiesDefaultsTests {
     @Test
     void unsetLimiterPropertiesGiveTheCoresDefaults() {
         RetryProperties.Limiter limiter = new RetryProperties().getLimiter();
+        TokenBucket bucket = TokenBucket.builder().build();
+        RetryBudget budget = RetryBudget.builder().build();
 
-        assertThat(limiter.getMaxTokens()).isEqualTo(TokenBucket.DEFAULT_MAX_TOKENS);
-        assertThat(limiter.getTokenRatio()).isEqualTo(TokenBucket.DEFAULT_TOKEN_RATIO);
-        assertThat(limiter.getBudgetPercent()).isEqualTo(RetryBudget.DEFAULT_PERCENT);
-        assertThat(limiter.getBudgetWindow()).isEqualTo(RetryBudget.DEFAULT_WINDOW);
-        assertThat(limiter.getMinRetriesPerSecond()).isEqualTo(RetryBudget.DEFAULT_MIN_PER_SECOND);
+        assertThat(limiter.getMaxTokens()).isEqualTo(bucket.maxTokens());
+        assertThat(limiter.getTokenRatio()).isEqualTo(bucket.tokenRatio());
+        assertThat(limiter.getBudgetPercent()).isEqualTo(budget.percent());
+        assertThat(limiter.getBudgetWindow()).isEqualTo(budget.window());
+        assertThat(limiter.getMinRetriesPerSecond()).isEqualTo(budget.minPerSecond());
     }
 
     @Test

@@ -15,6 +15,11 @@ class ShutdownPropertiesDefaultsTests {
 
     @Test
     void anUnsetDrainDelayIsTheCoresDefault() {
-        assertThat(new ShutdownProperties().getDrainDelay()).isEqualTo(DrainBeforeStop.DEFAULT_DRAIN_DELAY);
+        DrainBeforeStop core = DrainBeforeStop.builder(
+                        new io.grpc.protobuf.services.HealthStatusManager(),
+                        new dev.grpcops.shutdown.InFlightCalls(java.util.Set.of()))
+                .build();
+
+        assertThat(new ShutdownProperties().getDrainDelay()).isEqualTo(core.drainDelay());
     }
 }

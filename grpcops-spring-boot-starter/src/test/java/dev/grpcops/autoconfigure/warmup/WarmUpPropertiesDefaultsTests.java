@@ -16,9 +16,10 @@ class WarmUpPropertiesDefaultsTests {
     @Test
     void unsetWarmUpPropertiesAreTheCoresDefaults() {
         WarmUpProperties warmUp = new WarmUpProperties();
+        WarmUp core = WarmUp.builder().build();
 
-        assertThat(warmUp.getConcurrency()).isEqualTo(WarmUp.DEFAULT_CONCURRENCY);
-        assertThat(warmUp.getDeadline()).isEqualTo(WarmUp.DEFAULT_DEADLINE);
-        assertThat(warmUp.getTimeLimit()).isEqualTo(WarmUp.DEFAULT_TIME_LIMIT);
+        assertThat(warmUp.getConcurrency()).isEqualTo(core.concurrency());
+        assertThat(warmUp.getDeadline()).isEqualTo(core.deadline());
+        assertThat(warmUp.getTimeLimit()).isEqualTo(core.timeLimit());
     }
 }
