@@ -13,12 +13,14 @@ import dev.grpcops.admission.QueueOrder;
 import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.OutlierDetection;
+import dev.grpcops.fault.Faults;
 import dev.grpcops.retry.Hedging;
 import dev.grpcops.retry.RetryBudget;
 import dev.grpcops.retry.TokenBucket;
 import dev.grpcops.shutdown.DrainBeforeStop;
 import dev.grpcops.shutdown.InFlightCalls;
 import dev.grpcops.warmup.WarmUp;
+import io.grpc.Status;
 import io.grpc.protobuf.services.HealthStatusManager;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -92,6 +94,15 @@ class ConfigurationShapeTests {
                                 .minimumHosts(3)
                                 .requestVolume(20)
                                 .successRateStdevFactor(2.5)
+                                .build()),
+                Arguments.of(
+                        Faults.NONE,
+                        Faults.builder()
+                                .delay(Duration.ofMillis(20))
+                                .stall(Duration.ofMillis(100), Duration.ofSeconds(10))
+                                .errorRatio(0.25)
+                                .errorCode(Status.Code.INTERNAL)
+                                .work(Duration.ofMillis(3))
                                 .build()),
                 Arguments.of(
                         AdminRateLimit.DEFAULTS,

@@ -146,7 +146,17 @@ public final class Faults {
         return text.toString();
     }
 
-    /** A replica's faults; {@link #build()} checks each value and names the one that is wrong. */
+    /** These faults, to change some: {@code faults.toBuilder().errorRatio(0.1).build()}. */
+    public Builder toBuilder() {
+        return builder()
+                .delay(delay)
+                .stall(stall, stallEvery)
+                .errorRatio(errorRatio)
+                .errorCode(errorCode)
+                .work(work);
+    }
+
+    /** A replica's faults, none until set; {@link #build()} checks each value and names the one that is wrong. */
     public static final class Builder {
 
         private Duration delay = Duration.ZERO;

@@ -5,7 +5,6 @@ import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
 import dev.grpcops.fault.FaultInjection;
 import dev.grpcops.fault.FaultListener;
 import dev.grpcops.fault.Faults;
-import dev.grpcops.fault.InvalidFaultException;
 import io.grpc.BindableService;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -64,18 +63,7 @@ public class FaultAutoConfiguration {
             FaultListener listener,
             Environment environment,
             ObjectProvider<AdminMethods> adminMethods) {
-        Faults faults;
-        try {
-            faults = Faults.builder()
-                    .delay(properties.getDelay())
-                    .stall(properties.getStall(), properties.getStallEvery())
-                    .errorRatio(properties.getErrorRatio())
-                    .errorCode(properties.getErrorCode())
-                    .work(properties.getWork())
-                    .build();
-        } catch (InvalidFaultException e) {
-            throw new IllegalArgumentException("grpcops.fault." + e.getMessage());
-        }
+        Faults faults = properties.toFaults();
         Set<String> exemptMethods = new HashSet<>();
         adminMethods.orderedStream().forEach(methods -> exemptMethods.addAll(methods.fullMethodNames()));
         return FaultInjection.builder()

@@ -1,5 +1,7 @@
 package dev.grpcops.autoconfigure.fault;
 
+import dev.grpcops.fault.Faults;
+import dev.grpcops.fault.InvalidFaultException;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -102,5 +104,20 @@ public class FaultProperties {
 
     public void setErrorRatio(double errorRatio) {
         this.errorRatio = errorRatio;
+    }
+
+    /** The core's faults of these properties, a bad value named by its property. */
+    public Faults toFaults() {
+        try {
+            return Faults.builder()
+                    .delay(delay)
+                    .stall(stall, stallEvery)
+                    .errorRatio(errorRatio)
+                    .errorCode(errorCode)
+                    .work(work)
+                    .build();
+        } catch (InvalidFaultException e) {
+            throw new IllegalArgumentException("grpcops.fault." + e.getMessage());
+        }
     }
 }
