@@ -61,7 +61,9 @@ class GreeterApplicationTests {
         assertThat(reply.getMessage()).isEqualTo("Hello, Ada");
         assertThat(reply.getDefaultBudget()).isFalse();
         assertThat(reply.getBudgetRemainingMs()).isBetween(1L, 1000L);
-        assertThat(reply.getBudgetRemainingMs() - reply.getDownstreamDeadlineMs()).isBetween(199L, 201L);
+        // The reserve (200 ms) plus what passed between the two readings on the real clock, which a
+        // loaded machine can make tens of ms (once 211); GreeterServiceTimeTests holds it exactly.
+        assertThat(reply.getBudgetRemainingMs() - reply.getDownstreamDeadlineMs()).isBetween(199L, 300L);
     }
 
     @Test
