@@ -71,12 +71,8 @@ abstract class BalancerProvider extends LoadBalancerProvider {
     @Override
     public NameResolver.ConfigOrError parseLoadBalancingPolicyConfig(Map<String, ?> raw) {
         try {
-            Duration decay =
-                    duration(raw, "decay", Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.decayNanos()));
-            Duration penalty = duration(
-                    raw,
-                    "failurePenalty",
-                    Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.failurePenaltyNanos()));
+            Duration decay = duration(raw, "decay", PeakEwmaLoadBalancer.Config.DEFAULTS.decay());
+            Duration penalty = duration(raw, "failurePenalty", PeakEwmaLoadBalancer.Config.DEFAULTS.failurePenalty());
             if (decay.isZero() || decay.isNegative()) {
                 throw new IllegalArgumentException("decay must be positive, got " + raw.get("decay"));
             }
@@ -89,8 +85,7 @@ abstract class BalancerProvider extends LoadBalancerProvider {
                 throw new IllegalArgumentException("outlierDetection must be an object, got " + ejection);
             }
             int compareAllUpTo = compareAllUpTo(raw);
-            Duration slowStart =
-                    duration(raw, "slowStart", Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.slowStartNanos()));
+            Duration slowStart = duration(raw, "slowStart", PeakEwmaLoadBalancer.Config.DEFAULTS.slowStart());
             if (slowStart.isNegative()) {
                 throw new IllegalArgumentException("slowStart must not be negative, got " + raw.get("slowStart"));
             }

@@ -54,6 +54,18 @@ final class PeakEwmaLoadBalancer extends MultiChildLoadBalancer {
                 null,
                 8,
                 Duration.ofSeconds(10).toNanos());
+
+        Duration decay() {
+            return Duration.ofNanos(decayNanos);
+        }
+
+        Duration failurePenalty() {
+            return Duration.ofNanos(failurePenaltyNanos);
+        }
+
+        Duration slowStart() {
+            return Duration.ofNanos(slowStartNanos);
+        }
     }
 
     /** What a replica that has just become ready weighs at first against its peers in slow start (Envoy's 10 %). */

@@ -54,10 +54,11 @@ public final class ServiceConfigs {
     public static final class Builder {
 
         private Balancing balancing = Balancing.PEAK_EWMA;
-        private Duration decay = Duration.ofSeconds(10);
-        private Duration failurePenalty = Duration.ofSeconds(1);
-        private int compareAllUpTo = 8;
-        private Duration slowStart = Duration.ofSeconds(10);
+        // The balancer's own defaults (PeakEwmaLoadBalancer.Config.DEFAULTS), written once there.
+        private Duration decay = PeakEwmaLoadBalancer.Config.DEFAULTS.decay();
+        private Duration failurePenalty = PeakEwmaLoadBalancer.Config.DEFAULTS.failurePenalty();
+        private int compareAllUpTo = PeakEwmaLoadBalancer.Config.DEFAULTS.compareAllUpTo();
+        private Duration slowStart = PeakEwmaLoadBalancer.Config.DEFAULTS.slowStart();
         private OutlierDetection outlierDetection = OutlierDetection.DEFAULTS;
         private String healthCheckedService;
 

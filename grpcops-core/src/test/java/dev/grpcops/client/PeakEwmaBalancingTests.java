@@ -27,9 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class PeakEwmaBalancingTests {
 
     /** The balancer's defaults. */
-    private static final Duration SLOW_START = Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.slowStartNanos());
+    private static final Duration SLOW_START = PeakEwmaLoadBalancer.Config.DEFAULTS.slowStart();
 
-    private static final Duration DECAY = Duration.ofNanos(PeakEwmaLoadBalancer.Config.DEFAULTS.decayNanos());
+    private static final Duration DECAY = PeakEwmaLoadBalancer.Config.DEFAULTS.decay();
 
     @RegisterExtension
     final FakeClock clock = new FakeClock();
