@@ -42,8 +42,13 @@ class BomTests {
     @Test
     void theBomManagesEveryPublishedModule() throws IOException {
         String bom = Files.readString(ROOT.resolve("grpcops-bom/pom.xml"));
-        for (String module :
-                List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes", "grpcops-proto")) {
+        for (String module : List.of(
+                "grpcops-core",
+                "grpcops-spring",
+                "grpcops-spring-boot-starter",
+                "grpcops-spring-grpc-starter",
+                "grpcops-kubernetes",
+                "grpcops-proto")) {
             assertThat(bom).as(module).contains("<artifactId>" + module + "</artifactId>");
         }
     }

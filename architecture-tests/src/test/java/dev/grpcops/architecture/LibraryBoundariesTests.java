@@ -69,7 +69,12 @@ class LibraryBoundariesTests {
      */
     @Test
     void theLibraryHasNoPublicRecordOfMoreThanThreeValues() {
-        for (String module : List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes")) {
+        for (String module : List.of(
+                "grpcops-core",
+                "grpcops-spring",
+                "grpcops-spring-boot-starter",
+                "grpcops-spring-grpc-starter",
+                "grpcops-kubernetes")) {
             List<String> positional = mainClassesOf(module).stream()
                     .filter(c -> c.getRawSuperclass()
                             .map(s -> s.getName().equals("java.lang.Record"))
@@ -94,7 +99,12 @@ class LibraryBoundariesTests {
      */
     @Test
     void defaultsAreReadFromValuesNotConstants() {
-        for (String module : List.of("grpcops-core", "grpcops-spring-boot-starter", "grpcops-kubernetes")) {
+        for (String module : List.of(
+                "grpcops-core",
+                "grpcops-spring",
+                "grpcops-spring-boot-starter",
+                "grpcops-spring-grpc-starter",
+                "grpcops-kubernetes")) {
             List<String> constants = mainClassesOf(module).stream()
                     .filter(c -> c.getModifiers().contains(JavaModifier.PUBLIC))
                     .flatMap(c -> c.getFields().stream())

@@ -2,10 +2,10 @@ package dev.grpcops.k8s;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.grpcops.autoconfigure.admin.AdminProperties;
 import dev.grpcops.autoconfigure.server.MaxConnectionAgeEnvironment;
-import dev.grpcops.autoconfigure.shutdown.ShutdownProperties;
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
+import dev.grpcops.spring.admin.AdminProperties;
+import dev.grpcops.spring.shutdown.ShutdownProperties;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -154,7 +154,7 @@ class ManifestTests {
                         .replace('.', '_')
                         .toUpperCase()
                 + "_TOKEN";
-        String ledgerToken = dev.grpcops.autoconfigure.budget.BudgetProperties.class
+        String ledgerToken = dev.grpcops.spring.budget.BudgetProperties.class
                         .getAnnotation(ConfigurationProperties.class)
                         .value()
                         .replace('.', '_')

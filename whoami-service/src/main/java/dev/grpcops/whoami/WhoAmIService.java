@@ -1,11 +1,11 @@
 package dev.grpcops.whoami;
 
-import dev.grpcops.autoconfigure.shutdown.ServiceReadiness;
 import dev.grpcops.proto.whoami.v1.DrainReply;
 import dev.grpcops.proto.whoami.v1.DrainRequest;
 import dev.grpcops.proto.whoami.v1.WhoAmIGrpc;
 import dev.grpcops.proto.whoami.v1.WhoReply;
 import dev.grpcops.proto.whoami.v1.WhoRequest;
+import dev.grpcops.spring.shutdown.ServiceReadiness;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.stub.StreamObserver;
 import net.devh.boot.grpc.server.service.GrpcService;

@@ -1,9 +1,10 @@
 package dev.grpcops.autoconfigure.client;
 
-import dev.grpcops.client.CancellationBudget;
 import dev.grpcops.client.ReconnectNudger;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.grpcops.spring.client.ChannelFollowers;
+import dev.grpcops.spring.client.ChannelLayers;
+import dev.grpcops.spring.client.ClientConfiguration;
+import dev.grpcops.spring.client.ClientProperties;
 import java.util.List;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelFactory;
@@ -16,9 +17,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Lazy;
 
 /**
@@ -31,111 +32,39 @@ import org.springframework.context.annotation.Lazy;
  */
 @AutoConfiguration(beforeName = "net.devh.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration")
 @ConditionalOnClass(GrpcChannelFactory.class)
-@EnableConfigurationProperties(ClientProperties.class)
+@Import(ClientConfiguration.class)
 public class ClientAutoConfiguration {
 
     static final String SHADED_NETTY = "io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder";
     static final String NETTY = "io.grpc.netty.NettyChannelBuilder";
 
+    /** Each channel's balancing service config ({@link ChannelLayers}, in the order net.devh applies configurers). */
     @Bean
-    @ConditionalOnMissingBean
-    ChannelServiceConfigs channelServiceConfigs(ClientProperties properties) {
-        return new ChannelServiceConfigs(properties);
+    GrpcChannelConfigurer grpcopsServiceConfigs(ChannelLayers layers) {
+        return (builder, name) -> layers.serviceConfig(builder, name);
     }
 
     @Bean
-    GrpcChannelConfigurer grpcopsDirectExecutor(ClientProperties properties) {
-        return (builder, name) -> {
-            if (properties.isDirectExecutor()) {
-                builder.directExecutor();
-            }
-        };
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    ChannelFollowers channelFollowers() {
-        return new ChannelFollowers();
+    GrpcChannelConfigurer grpcopsDirectExecutor(ChannelLayers layers) {
+        return (builder, name) -> layers.directExecutor(builder);
     }
 
     /** A cancellation budget per channel (grpcops.client.cancellations-per-second), with its counts as metrics. */
     @Bean
-    GrpcChannelConfigurer grpcopsCancellationBudget(
-            ClientProperties properties,
-            org.springframework.beans.factory.ObjectProvider<MeterRegistry> registry,
-            ChannelFollowers followers) {
-        int perSecond = properties.getCancellationsPerSecond();
-        if (perSecond < 0) {
-            throw new IllegalArgumentException(
-                    "grpcops.client.cancellations-per-second must be 0 (no budget) or more, got " + perSecond);
-        }
-        MeterRegistry meters = registry.getIfAvailable();
-        CancellationBudget.CancellationListener listener = meters == null
-                ? CancellationBudget.CancellationListener.NONE
-                : new CancellationBudget.CancellationListener() {
-                    private final java.util.Map<CancellationBudget.Outcome, Counter> counters = java.util.Arrays.stream(
-                                    CancellationBudget.Outcome.values())
-                            .collect(java.util.stream.Collectors.toMap(
-                                    outcome -> outcome,
-                                    outcome -> counter(meters, outcome.name().toLowerCase(java.util.Locale.ROOT)),
-                                    (a, b) -> a,
-                                    () -> new java.util.EnumMap<>(CancellationBudget.Outcome.class)));
-
-                    @Override
-                    public void cancelled(CancellationBudget.Outcome outcome) {
-                        counters.get(outcome).increment();
-                    }
-                };
-        return (builder, name) -> {
-            if (perSecond > 0) {
-                CancellationBudget budget = CancellationBudget.builder()
-                        .perSecond(perSecond)
-                        .burst(Math.max(1, perSecond / 2))
-                        .listener(listener)
-                        .build();
-                if (meters != null) {
-                    io.micrometer.core.instrument.Gauge.builder(
-                                    "grpc.client.cancellations.waiting", budget, CancellationBudget::waiting)
-                            .description("Deferred cancellations not sent yet, of calls still open downstream")
-                            .tag("channel", name)
-                            .register(meters);
-                }
-                builder.intercept(budget);
-                followers.add(name, budget::follow);
-            }
-        };
+    GrpcChannelConfigurer grpcopsCancellationBudget(ChannelLayers layers) {
+        return (builder, name) -> layers.cancellations(builder, name);
     }
 
     /** The balancer's decisions besides plain picks, per channel, as metrics (when there is a meter registry). */
     @Bean
-    GrpcChannelConfigurer grpcopsBalancingMetrics(
-            org.springframework.beans.factory.ObjectProvider<MeterRegistry> registry) {
-        return (builder, name) -> {
-            MeterRegistry meters = registry.getIfAvailable();
-            if (meters != null) {
-                builder.intercept(new MicrometerBalancingListener(meters, name).interceptor());
-            }
-        };
-    }
-
-    private static Counter counter(MeterRegistry meters, String outcome) {
-        return Counter.builder("grpc.client.cancellations")
-                .description("Calls cancelled before they ended: the cancellation sent downstream at once, deferred"
-                        + " (over the channel's budget), or sent later as the budget refilled")
-                .tag("outcome", outcome)
-                .register(meters);
+    GrpcChannelConfigurer grpcopsBalancingMetrics(ChannelLayers layers) {
+        return (builder, name) -> layers.balancingEvents(builder, name);
     }
 
     @Bean
     @ConditionalOnMissingBean
-    ChannelReadiness channelReadiness(ClientProperties properties, ChannelFollowers followers) {
-        return new ChannelReadiness(properties.getWaitForReadyWindow(), followers);
-    }
-
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    ReconnectNudger reconnectNudger(ClientProperties properties) {
-        return new ReconnectNudger(properties.getReconnectInterval());
+    ChannelReadiness channelReadiness(ChannelLayers layers) {
+        return new ChannelReadiness(layers);
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -1,6 +1,7 @@
 package dev.grpcops.autoconfigure.client;
 
 import dev.grpcops.client.ReconnectNudger;
+import dev.grpcops.spring.client.ChannelFollowers;
 import io.grpc.ManagedChannel;
 import java.util.List;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;

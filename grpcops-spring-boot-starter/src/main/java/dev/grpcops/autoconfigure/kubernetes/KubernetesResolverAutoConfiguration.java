@@ -2,16 +2,15 @@ package dev.grpcops.autoconfigure.kubernetes;
 
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import dev.grpcops.kubernetes.ResolverListener;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.grpcops.spring.kubernetes.KubernetesResolverConfiguration;
+import dev.grpcops.spring.kubernetes.KubernetesResolverProperties;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 
 /**
  * The {@code kubernetes:///} resolver of {@code grpcops-kubernetes}, when a service has that module:
@@ -23,25 +22,8 @@ import org.springframework.context.annotation.Configuration;
         afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
 @ConditionalOnClass({KubernetesNameResolverProvider.class, GrpcChannelConfigurer.class})
 @ConditionalOnProperty(prefix = "grpcops.kubernetes", name = "enabled", matchIfMissing = true)
-@EnableConfigurationProperties(KubernetesResolverProperties.class)
+@Import(KubernetesResolverConfiguration.class)
 public class KubernetesResolverAutoConfiguration {
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnBean(MeterRegistry.class)
-    static class Metrics {
-
-        @Bean
-        @ConditionalOnMissingBean
-        ResolverListener micrometerResolverListener(MeterRegistry registry) {
-            return new MicrometerResolverListener(registry);
-        }
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    ResolverListener resolverListener() {
-        return ResolverListener.NONE;
-    }
 
     @Bean
     @ConditionalOnMissingBean

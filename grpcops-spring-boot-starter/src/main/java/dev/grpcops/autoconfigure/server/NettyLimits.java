@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.server;
 
+import dev.grpcops.spring.server.ServerLimitsProperties;
 import io.grpc.ServerBuilder;
 import org.springframework.util.ClassUtils;
 

@@ -2,8 +2,9 @@ package dev.grpcops.autoconfigure.server;
 
 import dev.grpcops.server.MalformedRequests;
 import dev.grpcops.server.ServerExecutor;
-import dev.grpcops.server.UnknownMethods;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.grpcops.spring.server.ServerLimitsConfiguration;
+import dev.grpcops.spring.server.ServerLimitsMeters;
+import dev.grpcops.spring.server.ServerLimitsProperties;
 import java.util.function.BiConsumer;
 import net.devh.boot.grpc.server.serverfactory.GrpcServerConfigurer;
 import net.devh.boot.grpc.server.service.GrpcServiceDefinition;
@@ -13,9 +14,8 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 
 /**
  * What no client can use to exhaust a server: per-connection call and RST_STREAM limits on the
@@ -33,38 +33,14 @@ import org.springframework.context.annotation.Bean;
             "net.devh.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration"
         })
 @ConditionalOnClass(GrpcServerConfigurer.class)
-@EnableConfigurationProperties(ServerLimitsProperties.class)
+@Import(ServerLimitsConfiguration.class)
 public class ServerLimitsAutoConfiguration {
-
-    /** The executor handlers run on when they may block: bounded threads and queue. */
-    @Bean
-    @ConditionalOnProperty(
-            prefix = "grpcops.server",
-            name = "direct-executor",
-            havingValue = "false",
-            matchIfMissing = true)
-    ServerExecutor grpcopsServerExecutor(ServerLimitsProperties properties) {
-        return new ServerExecutor(
-                properties.getExecutorThreads(), properties.getExecutorQueue(), properties.getBadRequestLogInterval());
-    }
-
-    /** Counted when a meter registry is there, nowhere otherwise. */
-    @Bean
-    ServerLimitsMeters grpcopsServerLimitsMeters(ObjectProvider<MeterRegistry> registry) {
-        return new ServerLimitsMeters(registry);
-    }
 
     @Bean
     GrpcServerConfigurer grpcopsServerLimits(
             ServerLimitsProperties properties, ServerLimitsMeters meters, ObjectProvider<ServerExecutor> executor) {
-        UnknownMethods fallback = new UnknownMethods(meters::unknownMethod, properties.getBadRequestLogInterval());
         return builder -> {
-            builder.fallbackHandlerRegistry(fallback);
-            if (properties.isDirectExecutor()) {
-                builder.directExecutor();
-            } else {
-                executor.ifAvailable(pool -> builder.executor(pool.executor()));
-            }
+            ServerLimitsConfiguration.configure(builder, properties, meters, executor);
             NettyLimits.apply(builder, properties);
         };
     }

@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.shutdown;
 
+import dev.grpcops.spring.shutdown.ServingStatusPublisher;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.shutdown;
 
+import dev.grpcops.spring.shutdown.ServingStatusPublisher;
 import java.util.List;
 import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;

@@ -3,9 +3,13 @@ package dev.grpcops.autoconfigure.shutdown;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
 import dev.grpcops.autoconfigure.warmup.WarmUpAutoConfiguration;
-import dev.grpcops.autoconfigure.warmup.WarmUpBeforeServing;
 import dev.grpcops.shutdown.DrainBeforeStop;
 import dev.grpcops.shutdown.InFlightCalls;
+import dev.grpcops.spring.shutdown.DrainOnContextClose;
+import dev.grpcops.spring.shutdown.ServiceReadiness;
+import dev.grpcops.spring.shutdown.ServingStatusPublisher;
+import dev.grpcops.spring.shutdown.ShutdownProperties;
+import dev.grpcops.spring.warmup.WarmUpBeforeServing;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -88,6 +92,12 @@ public class ShutdownAutoConfiguration {
                 .grace(server.getShutdownGracePeriod())
                 .whenDraining(() -> admissions.orderedStream().forEach(Admission::drain))
                 .build();
+    }
+
+    @Bean
+    ServerStartedListener grpcopsServerStartedListener(
+            ObjectProvider<ServingStatusPublisher> publisher, ObjectProvider<DrainOnContextClose> drain) {
+        return new ServerStartedListener(publisher, drain);
     }
 
     @Bean

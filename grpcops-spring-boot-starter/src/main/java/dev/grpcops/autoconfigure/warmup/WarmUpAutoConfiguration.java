@@ -1,6 +1,8 @@
 package dev.grpcops.autoconfigure.warmup;
 
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
+import dev.grpcops.spring.warmup.WarmUpBeforeServing;
+import dev.grpcops.spring.warmup.WarmUpProperties;
 import dev.grpcops.warmup.WarmUp;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.MeterRegistry;

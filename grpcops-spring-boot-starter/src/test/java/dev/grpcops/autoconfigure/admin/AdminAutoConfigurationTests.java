@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.grpcops.admin.AdminListener;
 import dev.grpcops.admin.AdminRateLimit;
 import dev.grpcops.admin.AdminTokens;
+import dev.grpcops.spring.admin.AdminProperties;
+import dev.grpcops.spring.admin.UnusableAdminTokenFailureAnalyzer;
 import io.grpc.Status;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;

@@ -10,6 +10,7 @@ import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.admission.Criticality;
 import dev.grpcops.admission.QueueOrder;
 import dev.grpcops.autoconfigure.budget.BudgetAutoConfiguration;
+import dev.grpcops.spring.admission.AdmissionProperties;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.time.Duration;

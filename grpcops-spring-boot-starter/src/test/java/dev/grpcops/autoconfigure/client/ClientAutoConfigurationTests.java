@@ -3,6 +3,9 @@ package dev.grpcops.autoconfigure.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.client.ReconnectNudger;
+import dev.grpcops.spring.client.ChannelServiceConfigs;
+import dev.grpcops.spring.client.ClientProperties;
+import dev.grpcops.spring.client.MicrometerBalancingListener;
 import io.grpc.ManagedChannelBuilder;
 import java.time.Duration;
 import java.util.Map;

@@ -97,7 +97,7 @@ class RetryAutoConfigurationTests {
     @Test
     void metricsGoToMicrometerWhenThereIsARegistry() {
         runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
-            assertThat(context.getBean(RetryListener.class)).isInstanceOf(MicrometerRetryListener.class);
+            assertThat(context.getBean(RetryListener.class)).isSameAs(context.getBean("micrometerRetryListener"));
             context.getBean(RetryLimiter.class).onFailure("stock:50061");
             assertThat(context.getBean(MeterRegistry.class)
                             .get("grpc.retry.tokens")

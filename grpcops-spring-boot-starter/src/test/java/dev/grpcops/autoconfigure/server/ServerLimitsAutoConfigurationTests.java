@@ -7,6 +7,7 @@ import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
 import dev.grpcops.server.ServerExecutor;
+import dev.grpcops.spring.server.ServerLimitsProperties;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;

@@ -5,6 +5,9 @@ import static org.mockito.Mockito.mock;
 
 import dev.grpcops.shutdown.DrainBeforeStop;
 import dev.grpcops.shutdown.InFlightCalls;
+import dev.grpcops.spring.shutdown.DrainOnContextClose;
+import dev.grpcops.spring.shutdown.ServingStatusPublisher;
+import dev.grpcops.spring.shutdown.ShutdownProperties;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;

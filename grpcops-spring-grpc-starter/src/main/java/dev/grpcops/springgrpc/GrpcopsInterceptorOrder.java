@@ -1,0 +1,37 @@
+package dev.grpcops.springgrpc;
+
+import dev.grpcops.spring.LayerOffsets;
+
+/**
+ * Where each of the library's global interceptors sits among Spring gRPC's, as the numbers
+ * {@code @Order} takes: Spring gRPC's observation interceptors run at {@value #OBSERVATION}, and the
+ * library's layers at the offsets from it that {@link LayerOffsets} gives (the same as under
+ * net.devh's metrics interceptor). Lower runs first (outermost), on the server and on channels.
+ */
+public final class GrpcopsInterceptorOrder {
+
+    /** The {@code @Order} of Spring gRPC's server and client observation interceptors. */
+    public static final int OBSERVATION = 0;
+
+    /** Server: checks the admin token before anything else, observations included. */
+    public static final int ADMIN_AUTHORIZATION = OBSERVATION + LayerOffsets.ADMIN_AUTHORIZATION;
+    /** Server: marks the process's own warm-up calls. */
+    public static final int WARM_UP = OBSERVATION + LayerOffsets.WARM_UP;
+    /** Server: gives every call its budget on arrival. */
+    public static final int BUDGET = OBSERVATION + LayerOffsets.BUDGET;
+    /** Server: admits every call before any later interceptor or handler runs. */
+    public static final int ADMISSION = OBSERVATION + LayerOffsets.ADMISSION;
+    /** Server: injects faults inside admission. */
+    public static final int FAULTS = OBSERVATION + LayerOffsets.FAULTS;
+    /** Server: counts the calls being served, for the drain. */
+    public static final int IN_FLIGHT = OBSERVATION + LayerOffsets.IN_FLIGHT;
+
+    /** Client: names the target of each attempt and marks extra attempts. */
+    public static final int RETRY_ATTEMPTS = OBSERVATION + LayerOffsets.RETRY_ATTEMPTS;
+    /** Client: hands each downstream call remaining − reserve, or does not send it. */
+    public static final int BUDGET_CLIENT = OBSERVATION + LayerOffsets.BUDGET_CLIENT;
+    /** Client: forwards the served call's caller and criticality. */
+    public static final int CALLER_FORWARDING = OBSERVATION + LayerOffsets.CALLER_FORWARDING;
+
+    private GrpcopsInterceptorOrder() {}
+}

@@ -1,0 +1,2 @@
+/** Admin authorization on Spring gRPC servers ({@code grpcops.admin.*}). */
+package dev.grpcops.springgrpc.admin;

@@ -1,0 +1,2 @@
+/** Fair admission in front of every call a Spring gRPC server serves ({@code grpcops.admission.*}). */
+package dev.grpcops.springgrpc.admission;

@@ -1,0 +1,2 @@
+/** Server limits on Spring gRPC servers ({@code grpcops.server.*}). */
+package dev.grpcops.springgrpc.server;

@@ -1,0 +1,2 @@
+/** The warm-up before SERVING on Spring gRPC servers ({@code grpcops.warmup.*}). */
+package dev.grpcops.springgrpc.warmup;

@@ -1,0 +1,59 @@
+package dev.grpcops.springgrpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.ServerStack;
+import dev.grpcops.spring.LayerOffsets;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.core.annotation.Order;
+
+/**
+ * The library's global interceptors sit where the net.devh starter puts them relative to its
+ * metrics interceptor, here relative to Spring gRPC's observation interceptor: each bean's
+ * {@code @Order} is the observation's plus the layer's offset.
+ */
+@Timeout(10)
+class GrpcopsInterceptorOrderTests {
+
+    /** The @Order of bean method {@code method} of {@code type}. */
+    private static int order(String type, String method) throws ClassNotFoundException {
+        Method bean = Arrays.stream(Class.forName(type).getDeclaredMethods())
+                .filter(m -> m.getName().equals(method))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(type + " has no bean method " + method));
+        Order order = bean.getAnnotation(Order.class);
+        assertThat(order).as("%s.%s has an @Order", type, method).isNotNull();
+        return order.value();
+    }
+
+    @Test
+    void observationIsWhereSpringGrpcPutsIt() throws Exception {
+        assertThat(order(
+                        "org.springframework.boot.grpc.server.autoconfigure.GrpcServerObservationAutoConfiguration",
+                        "grpcServerObservationInterceptor"))
+                .isEqualTo(GrpcopsInterceptorOrder.OBSERVATION);
+    }
+
+    @Test
+    void everyServerLayerIsAtTheObservationsOrderPlusItsOffset() throws Exception {
+        Map<ServerStack.Layer, String[]> beans = Map.of(
+                ServerStack.Layer.ADMIN_AUTHORIZATION,
+                        new String[] {"admin.AdminAutoConfiguration", "grpcopsAdminAuthorizationInterceptor"},
+                ServerStack.Layer.WARM_UP, new String[] {"warmup.WarmUpAutoConfiguration", "grpcopsWarmUpMark"},
+                ServerStack.Layer.BUDGET,
+                        new String[] {"budget.BudgetAutoConfiguration$ServerSide", "grpcopsBudgetServerInterceptor"},
+                ServerStack.Layer.ADMISSION,
+                        new String[] {"admission.AdmissionAutoConfiguration", "grpcopsAdmissionInterceptor"},
+                ServerStack.Layer.FAULTS, new String[] {"fault.FaultAutoConfiguration", "grpcopsFaultInterceptor"},
+                ServerStack.Layer.IN_FLIGHT, new String[] {"shutdown.ShutdownAutoConfiguration", "inFlightCalls"});
+        for (Map.Entry<ServerStack.Layer, String[]> bean : beans.entrySet()) {
+            assertThat(order("dev.grpcops.springgrpc." + bean.getValue()[0], bean.getValue()[1]))
+                    .as(bean.getKey().name())
+                    .isEqualTo(GrpcopsInterceptorOrder.OBSERVATION + LayerOffsets.of(bean.getKey()));
+        }
+    }
+}
