@@ -98,17 +98,31 @@ public final class WarmUpBeforeServing {
         });
     }
 
-    /** Where to reach a server listening on {@code address}: itself, or loopback for a wildcard. */
+    /**
+     * Where to reach a server listening on {@code address}: itself, or loopback for a wildcard.
+     * {@code address} as an integration reports it: a host ({@code 127.0.0.3}, {@code *}) or a bound
+     * socket address ({@code /[0:0:0:0:0:0:0:0]:50051}, {@code localhost/127.0.0.1:50051}).
+     */
     static String loopbackOr(String address) {
-        if (address == null
-                || address.isBlank()
-                || address.equals("*")
-                || address.equals("0.0.0.0")
-                || address.equals("::")
-                || address.equals("[::]")) {
+        String host = address == null ? "" : address.strip();
+        int slash = host.lastIndexOf('/');
+        if (slash >= 0) {
+            host = host.substring(slash + 1);
+        }
+        if (host.startsWith("[")) {
+            int close = host.indexOf(']');
+            host = close > 0 ? host.substring(1, close) : host.substring(1);
+        } else if (host.indexOf(':') >= 0 && host.indexOf(':') == host.lastIndexOf(':')) {
+            host = host.substring(0, host.indexOf(':')); // host:port
+        }
+        if (host.isBlank()
+                || host.equals("*")
+                || host.equals("0.0.0.0")
+                || host.equals("::")
+                || host.equals("0:0:0:0:0:0:0:0")) {
             return "127.0.0.1";
         }
-        return address;
+        return host;
     }
 
     /** The WarmUp for this server's methods; fails naming the property when one is wrong. */

@@ -139,7 +139,12 @@ class WarmUpBeforeServingTests {
     @Test
     void aServerBoundToOneAddressIsCalledThere() {
         assertThat(WarmUpBeforeServing.loopbackOr("127.0.0.3")).isEqualTo("127.0.0.3");
-        for (String wildcard : new String[] {"*", "0.0.0.0", "::", "[::]", "", null}) {
+        // As Spring gRPC reports it: the bound socket address.
+        assertThat(WarmUpBeforeServing.loopbackOr("/127.0.0.3:50051")).isEqualTo("127.0.0.3");
+        assertThat(WarmUpBeforeServing.loopbackOr("localhost/127.0.0.3:50051")).isEqualTo("127.0.0.3");
+        assertThat(WarmUpBeforeServing.loopbackOr("/[::1]:50051")).isEqualTo("::1");
+        for (String wildcard :
+                new String[] {"*", "0.0.0.0", "::", "[::]", "", null, "/[0:0:0:0:0:0:0:0]:50051", "/0.0.0.0:50051"}) {
             assertThat(WarmUpBeforeServing.loopbackOr(wildcard)).as(wildcard).isEqualTo("127.0.0.1");
         }
     }

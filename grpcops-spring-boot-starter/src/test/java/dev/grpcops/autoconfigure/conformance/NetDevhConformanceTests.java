@@ -1,0 +1,21 @@
+package dev.grpcops.autoconfigure.conformance;
+
+import dev.grpcops.spring.conformance.StarterConformance;
+import java.util.List;
+
+/** The conformance suite against this starter, on net.devh and Spring Boot 3. */
+class NetDevhConformanceTests extends StarterConformance {
+
+    @Override
+    protected Class<?> application() {
+        return NetDevhConformanceApplication.class;
+    }
+
+    @Override
+    protected List<String> serveOn(int port) {
+        return List.of(
+                "grpc.server.port=" + port,
+                "grpc.client.stock.address=static://127.0.0.1:" + port,
+                "grpc.client.stock.negotiation-type=plaintext");
+    }
+}

@@ -1,0 +1,209 @@
+package dev.grpcops.spring.conformance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.grpcops.proto.chain.v1.CheckRequest;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteReply;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * What every grpcops starter owes its users, whichever gRPC integration it is for: extend it in the
+ * starter's tests with an application that serves {@link ConformanceServices}' Stock and Pricing its
+ * integration's way (Pricing's channel named "stock"), and the properties that serve on a port. The
+ * same {@code grpcops.*} properties and the same checks run against each starter: a feature that
+ * works in one and not the other fails that starter's build.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(120)
+public abstract class StarterConformance {
+
+    private static final String WARM_UP = "grpcops.warmup.calls[0].";
+
+    private ConfigurableApplicationContext app;
+    private ManagedChannel channel;
+
+    /** The application serving {@link ConformanceServices.RecordingStock} and {@link ConformanceServices.ForwardingPricing}. */
+    protected abstract Class<?> application();
+
+    /**
+     * The integration's properties that serve the application's gRPC server on {@code port}, on
+     * loopback, and make its channel named "stock" reach that server.
+     */
+    protected abstract List<String> serveOn(int port);
+
+    @BeforeAll
+    void start() throws IOException {
+        int port = freePort();
+        app = start(
+                port,
+                WARM_UP + "method=chain.v1.Stock/Check",
+                WARM_UP + "request={\"sku\":\"w\"}",
+                WARM_UP + "count=20");
+        channel = ManagedChannelBuilder.forAddress("127.0.0.1", port)
+                .usePlaintext()
+                .build();
+    }
+
+    @AfterAll
+    void stop() {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        if (app != null) {
+            app.close();
+        }
+    }
+
+    private ConfigurableApplicationContext start(int port, String... more) {
+        List<String> properties = new ArrayList<>(serveOn(port));
+        properties.add("grpcops.shutdown.drain-delay=300ms");
+        properties.addAll(List.of(more));
+        return new SpringApplicationBuilder(application())
+                .properties(properties.toArray(String[]::new))
+                .run();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private ConformanceServices.RecordingStock stock() {
+        return app.getBean(ConformanceServices.RecordingStock.class);
+    }
+
+    private void awaitServing(ManagedChannel to, String service) {
+        HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(to);
+        await().atMost(Duration.ofSeconds(60))
+                .ignoreExceptions()
+                .until(
+                        () -> health.check(HealthCheckRequest.newBuilder()
+                                        .setService(service)
+                                        .build())
+                                .getStatus(),
+                        status -> status == ServingStatus.SERVING);
+    }
+
+    @Test
+    void aCallWithoutDeadlineIsServedUnderTheDefaultBudget() {
+        StockGrpc.newBlockingStub(channel)
+                .check(CheckRequest.newBuilder().setSku("a").build());
+
+        assertThat(stock().lastRemainingMillis())
+                .as("ms left of the 2 s default budget")
+                .isBetween(1L, 2_000L);
+    }
+
+    @Test
+    void aDownstreamCallGetsTheRemainingBudgetLessTheReserve() {
+        QuoteReply reply = PricingGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(1, TimeUnit.SECONDS)
+                .quote(QuoteRequest.newBuilder().setSku("b").build());
+
+        assertThat(reply.getSku()).isEqualTo("b");
+        assertThat(stock().lastRemainingMillis())
+                .as("ms Stock had of the caller's 1 s less Pricing's 200 ms reserve")
+                .isBetween(1L, 800L);
+    }
+
+    @Test
+    void everyServedServiceIsInHealthAndServingAfterItsWarmUp() {
+        awaitServing(channel, StockGrpc.SERVICE_NAME);
+        awaitServing(channel, PricingGrpc.SERVICE_NAME);
+
+        MeterRegistry meters = app.getBean(MeterRegistry.class);
+        assertThat(meters.get("grpc.server.warmup").gauge().value())
+                .as("grpc_server_warmup_seconds: the warm-up ran before SERVING")
+                .isGreaterThan(0);
+        assertThat(meters.get("grpc.health.serving")
+                        .tag("service", StockGrpc.SERVICE_NAME)
+                        .gauge()
+                        .value())
+                .isEqualTo(1);
+    }
+
+    @Test
+    void theMetricsHaveTheirDocumentedNames() {
+        StockGrpc.newBlockingStub(channel)
+                .check(CheckRequest.newBuilder().setSku("m").build());
+        MeterRegistry meters = app.getBean(MeterRegistry.class);
+
+        assertThat(meters.get("grpc.budget.remaining")
+                        .tag("method", "chain.v1.Stock/Check")
+                        .timer()
+                        .count())
+                .isPositive();
+        assertThat(meters.get("grpc.budget.default.applied").counter().count()).isPositive();
+        assertThat(meters.get("grpc.admission.limit.seats").gauges()).isNotEmpty();
+        assertThat(meters.get("grpc.admission.dispatched").functionCounters()).isNotEmpty();
+        assertThat(meters.get("grpc.server.calls.in.flight").gauge()).isNotNull();
+    }
+
+    @Test
+    void stoppingDrainsAWatcherHearsNotServingBeforeTheServerStops() throws Exception {
+        int port = freePort();
+        ConfigurableApplicationContext stopping = start(port);
+        ManagedChannel to = ManagedChannelBuilder.forAddress("127.0.0.1", port)
+                .usePlaintext()
+                .build();
+        List<ServingStatus> heard = new CopyOnWriteArrayList<>();
+        try {
+            HealthGrpc.newStub(to)
+                    .watch(
+                            HealthCheckRequest.newBuilder()
+                                    .setService(StockGrpc.SERVICE_NAME)
+                                    .build(),
+                            new StreamObserver<>() {
+                                @Override
+                                public void onNext(HealthCheckResponse response) {
+                                    heard.add(response.getStatus());
+                                }
+
+                                @Override
+                                public void onError(Throwable closed) {}
+
+                                @Override
+                                public void onCompleted() {}
+                            });
+            await().atMost(Duration.ofSeconds(60)).until(() -> heard.contains(ServingStatus.SERVING));
+
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(stopping::close);
+            await().atMost(Duration.ofSeconds(30)).until(() -> heard.contains(ServingStatus.NOT_SERVING));
+            closing.get(30, TimeUnit.SECONDS);
+
+            assertThat(heard.subList(heard.indexOf(ServingStatus.SERVING), heard.size()))
+                    .containsSubsequence(ServingStatus.SERVING, ServingStatus.NOT_SERVING);
+        } finally {
+            to.shutdownNow();
+            stopping.close();
+        }
+    }
+}
