@@ -45,7 +45,7 @@ final class ClassDataArchive {
 
     /**
      * The JVM options and {@code -jar} arguments that start {@code module} (its jar at
-     * {@code <root>/<module>/target/<module>.jar}) with its archive, made now if there is none for this
+     * {@code <root>/<module>/target/<name>.jar}, the name the module's last folder) with its archive, made now if there is none for this
      * jar; {@code jvmOptions} must be those of every start.
      */
     static List<String> launch(String module, Path root, List<String> jvmOptions, Path workDir) {
@@ -57,7 +57,7 @@ final class ClassDataArchive {
 
     private static CompletableFuture<List<String>> prepare(
             String module, Path root, List<String> jvmOptions, Path workDir) {
-        Path jar = root.resolve(module + "/target/" + module + ".jar");
+        Path jar = root.resolve(module + "/target/" + Path.of(module).getFileName() + ".jar");
         return LAUNCHES.computeIfAbsent(
                 module,
                 m -> CompletableFuture.supplyAsync(() -> make(m, jar, jvmOptions, workDir.resolve(m)), TRAINING));

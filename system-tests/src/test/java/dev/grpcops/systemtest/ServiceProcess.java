@@ -116,7 +116,8 @@ final class ServiceProcess implements AutoCloseable {
         this.managementPort = managementPort;
         this.env = env;
         this.log = claimLog(name);
-        Path jar = ROOT.resolve(module + "/target/" + module + ".jar");
+        // A module under a folder (examples/pricing-boot4) names its jar after its last part.
+        Path jar = ROOT.resolve(module + "/target/" + Path.of(module).getFileName() + ".jar");
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(
                     jar + " is missing: build it first (mvn verify builds every jar before these tests)");

@@ -1,0 +1,179 @@
+package dev.grpcops.systemtest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.grpcops.budget.LedgerLine;
+import dev.grpcops.proto.chain.v1.CheckoutReply;
+import dev.grpcops.proto.chain.v1.CheckoutRequest;
+import dev.grpcops.proto.chain.v1.EdgeGrpc;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
+import dev.grpcops.proto.chain.v1.SkuStats;
+import dev.grpcops.proto.chain.v1.StatsRequest;
+import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.stub.MetadataUtils;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A chain of both integrations: the suite's Edge and Stock on net.devh and Spring Boot 3, and
+ * between them Pricing on Spring gRPC and Spring Boot 4 ({@code examples/pricing-boot4}, on
+ * grpcops-spring-grpc-starter). The budget and the caller's criticality cross from a Boot 3 hop to
+ * the Boot 4 one and on to a Boot 3 hop again, and the budget ledger names every hop.
+ */
+@Order(11) // the lanes' order: junit-platform.properties
+@Timeout(value = 4, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class MixedChainIT {
+
+    /** The ledger's own secret, given to every hop (never the admin token). */
+    private static final String LEDGER_TOKEN = "mixed-chain-ledger-" + Long.toHexString(System.nanoTime());
+
+    private static ServiceProcess stock;
+    private static ServiceProcess pricing;
+    private static ServiceProcess edge;
+    private static ManagedChannel toStock;
+    private static ManagedChannel toPricing;
+    private static ManagedChannel toEdge;
+
+    @BeforeAll
+    @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void startChain() {
+        String host = "127.0.0.1";
+        Map<String, String> env = Map.of("GRPCOPS_BUDGET_LEDGER_TOKEN", LEDGER_TOKEN);
+        stock = ServiceProcess.start("stock-service", "stock-service-mixed", host, env);
+        int pricingPort = ServiceProcess.freePort(host);
+        pricing = ServiceProcess.startAt(
+                "examples/pricing-boot4",
+                "pricing-boot4",
+                host,
+                pricingPort,
+                env,
+                "--spring.grpc.server.port=" + pricingPort,
+                "--spring.grpc.client.channel.stock.target=" + stock.target());
+        edge = ServiceProcess.start(
+                "edge-service",
+                "edge-service-mixed",
+                host,
+                env,
+                "--grpc.client.pricing.address=static://" + pricing.target());
+        for (ServiceProcess service : List.of(stock, pricing, edge)) {
+            service.awaitServing(Duration.ofSeconds(90));
+        }
+        toStock = stock.channel();
+        toPricing = pricing.channel();
+        toEdge = edge.channel();
+        for (int i = 0; i < 10; i++) {
+            edge().withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder().addSkus("warm-" + i).build());
+        }
+    }
+
+    @AfterAll
+    @Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    static void stopChain() {
+        for (ManagedChannel channel : new ManagedChannel[] {toEdge, toPricing, toStock}) {
+            if (channel != null) {
+                channel.shutdownNow();
+            }
+        }
+        ServiceProcess.stopAll(edge, pricing, stock);
+    }
+
+    @Test
+    void aCheckoutsBudgetCrossesTheBoot4HopLessEachHopsReserve() {
+        CheckoutReply reply = edge().withDeadlineAfter(1, TimeUnit.SECONDS)
+                .checkout(CheckoutRequest.newBuilder().addSkus("mixed-1s").build());
+
+        assertThat(reply.getLinesList())
+                .singleElement()
+                .satisfies(line -> assertThat(line.getSku()).isEqualTo("mixed-1s"));
+        // 1 s at Edge, less Edge's 200 ms reserve at Pricing (Boot 4), less Pricing's 200 ms at Stock.
+        assertThat(stats("mixed-1s").getReceivedDeadlineSList())
+                .isNotEmpty()
+                .allSatisfy(seconds -> assertThat(seconds).isBetween(0.45, 0.61));
+    }
+
+    @Test
+    void theBoot4HopGivesACallWithoutDeadlineTheDefaultBudgetDownstream() {
+        PricingGrpc.newBlockingStub(toPricing)
+                .quote(QuoteRequest.newBuilder().setSku("mixed-none").build());
+
+        assertThat(stats("mixed-none").getReceivedDeadlineSList())
+                .singleElement()
+                .satisfies(seconds -> assertThat(seconds).isBetween(1.6, 1.81));
+    }
+
+    @Test
+    void theLedgerNamesEveryHopOfBothIntegrations() {
+        Metadata headers = new Metadata();
+        headers.put(LedgerLine.KEY, LEDGER_TOKEN);
+        AtomicReference<Metadata> trailers = new AtomicReference<>();
+        edge().withInterceptors(
+                        MetadataUtils.newAttachHeadersInterceptor(headers),
+                        MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers))
+                .withDeadlineAfter(2, TimeUnit.SECONDS)
+                .checkout(CheckoutRequest.newBuilder().addSkus("mixed-ledger").build());
+
+        List<LedgerLine> lines = ledger(trailers.get());
+        assertThat(lines)
+                .extracting(LedgerLine::hop)
+                .anySatisfy(hop -> assertThat(hop).contains("chain.v1.Edge"))
+                .anySatisfy(hop -> assertThat(hop).contains("chain.v1.Pricing"))
+                .anySatisfy(hop -> assertThat(hop).contains("chain.v1.Stock"));
+        assertThat(lines).extracting(LedgerLine::depth).contains(0, 1, 2);
+    }
+
+    @Test
+    void theCallersCriticalityCrossesTheBoot4HopToStock() {
+        String before = stock.metrics();
+        Metadata headers = new Metadata();
+        headers.put(Metadata.Key.of("x-grpcops-criticality", Metadata.ASCII_STRING_MARSHALLER), "sheddable");
+        EdgeGrpc.EdgeBlockingStub sheddable =
+                edge().withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+        for (int i = 0; i < 5; i++) {
+            sheddable
+                    .withDeadlineAfter(5, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder()
+                            .addSkus("mixed-shed-" + i)
+                            .build());
+        }
+        String after = stock.metrics();
+
+        String sheddableLevel = "priority_level=\"sheddable\"";
+        assertThat(Prometheus.sum(after, "grpc_admission_dispatched_total", sheddableLevel)
+                        - Prometheus.sum(before, "grpc_admission_dispatched_total", sheddableLevel))
+                .as("Checks Stock admitted as sheddable, forwarded by Edge (Boot 3) then Pricing (Boot 4)")
+                .isGreaterThanOrEqualTo(5);
+    }
+
+    private static List<LedgerLine> ledger(Metadata trailers) {
+        assertThat(trailers).as("the call's trailers").isNotNull();
+        Iterable<String> values = trailers.getAll(LedgerLine.KEY);
+        assertThat(values).as("ledger values in the trailers").isNotNull();
+        return java.util.stream.StreamSupport.stream(values.spliterator(), false)
+                .map(LedgerLine::parse)
+                .flatMap(java.util.Optional::stream)
+                .toList();
+    }
+
+    private static SkuStats stats(String sku) {
+        return StockGrpc.newBlockingStub(toStock)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .stats(StatsRequest.newBuilder().setSku(sku).build())
+                .getSkus(0);
+    }
+
+    private static EdgeGrpc.EdgeBlockingStub edge() {
+        return EdgeGrpc.newBlockingStub(toEdge);
+    }
+}
