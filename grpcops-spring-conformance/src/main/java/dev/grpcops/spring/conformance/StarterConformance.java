@@ -1,6 +1,7 @@
 package dev.grpcops.spring.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import dev.grpcops.proto.chain.v1.CheckRequest;
@@ -8,15 +9,23 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -36,7 +45,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * What every grpcops starter owes its users, whichever gRPC integration it is for: extend it in the
  * starter's tests with an application that serves {@link ConformanceServices}' Stock and Pricing its
- * integration's way (Pricing's channel named "stock"), and the properties that serve on a port. The
+ * integration's way (Pricing's channel named "stock"), and the properties that serve on a port.
+ * It checks the budget served and handed down a hop, health names after the warm-up, a request that
+ * does not parse, the drain before stop and the metric names. The
  * same {@code grpcops.*} properties and the same checks run against each starter: a feature that
  * works in one and not the other fails that starter's build.
  */
@@ -88,6 +99,24 @@ public abstract class StarterConformance {
         return new SpringApplicationBuilder(application())
                 .properties(properties.toArray(String[]::new))
                 .run();
+    }
+
+    /** Requests and answers as they are on the wire. */
+    private static final class Bytes implements MethodDescriptor.Marshaller<byte[]> {
+
+        @Override
+        public InputStream stream(byte[] value) {
+            return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+            try {
+                return stream.readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     }
 
     private static int freePort() throws IOException {
@@ -165,6 +194,34 @@ public abstract class StarterConformance {
         assertThat(meters.get("grpc.admission.limit.seats").gauges()).isNotEmpty();
         assertThat(meters.get("grpc.admission.dispatched").functionCounters()).isNotEmpty();
         assertThat(meters.get("grpc.server.calls.in.flight").gauge()).isNotNull();
+    }
+
+    @Test
+    void aRequestThatDoesNotParseIsInvalidArgumentAndTheServiceKeepsServing() {
+        MethodDescriptor<byte[], byte[]> rawCheck = MethodDescriptor.<byte[], byte[]>newBuilder()
+                .setType(MethodDescriptor.MethodType.UNARY)
+                .setFullMethodName(StockGrpc.getCheckMethod().getFullMethodName())
+                .setRequestMarshaller(new Bytes())
+                .setResponseMarshaller(new Bytes())
+                .build();
+        for (int i = 0; i < 3; i++) {
+            StatusRuntimeException refused = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> ClientCalls.blockingUnaryCall(
+                            channel, rawCheck, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), new byte[] {
+                                (byte) 0xff, (byte) 0xff
+                            }));
+            assertThat(refused).as("garbage is refused").isNotNull();
+            assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+        }
+
+        StockGrpc.newBlockingStub(channel)
+                .check(CheckRequest.newBuilder().setSku("after").build());
+        assertThat(app.getBean(MeterRegistry.class)
+                        .get("grpc.server.malformed.requests")
+                        .counter()
+                        .count())
+                .isGreaterThanOrEqualTo(3);
     }
 
     @Test
