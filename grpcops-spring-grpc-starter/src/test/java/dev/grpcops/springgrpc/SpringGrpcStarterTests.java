@@ -28,7 +28,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.grpc.test.autoconfigure.LocalGrpcServerPort;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.ApplicationContext;
@@ -50,7 +51,9 @@ import org.springframework.grpc.client.GrpcChannelFactory;
 @Timeout(60)
 class SpringGrpcStarterTests {
 
-    @SpringBootApplication
+    /** No component scan: the conformance suite's application, in a package below, is its own. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
     static class StockApplication {
 
         @Bean

@@ -3,6 +3,7 @@ package dev.grpcops.autoconfigure.client;
 import dev.grpcops.client.ReconnectNudger;
 import dev.grpcops.spring.client.ChannelFollowers;
 import dev.grpcops.spring.client.ChannelLayers;
+import dev.grpcops.spring.client.ChannelServiceConfigs;
 import dev.grpcops.spring.client.ClientConfiguration;
 import dev.grpcops.spring.client.ClientProperties;
 import java.util.List;

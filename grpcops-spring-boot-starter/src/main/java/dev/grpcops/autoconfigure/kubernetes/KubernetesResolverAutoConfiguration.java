@@ -1,13 +1,11 @@
 package dev.grpcops.autoconfigure.kubernetes;
 
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
-import dev.grpcops.kubernetes.ResolverListener;
 import dev.grpcops.spring.kubernetes.KubernetesResolverConfiguration;
-import dev.grpcops.spring.kubernetes.KubernetesResolverProperties;
+import dev.grpcops.spring.kubernetes.KubernetesResolverRegistration;
 import net.devh.boot.grpc.client.channelfactory.GrpcChannelConfigurer;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -25,10 +23,12 @@ import org.springframework.context.annotation.Import;
 @Import(KubernetesResolverConfiguration.class)
 public class KubernetesResolverAutoConfiguration {
 
+    /**
+     * A configurer that configures nothing: net.devh's channel factory takes every configurer, so no
+     * channel is made before the resolver has registered.
+     */
     @Bean
-    @ConditionalOnMissingBean
-    KubernetesResolverRegistration kubernetesResolverRegistration(
-            ResolverListener listener, KubernetesResolverProperties properties) {
-        return new KubernetesResolverRegistration(listener, properties.getWatchReconnectInterval());
+    GrpcChannelConfigurer grpcopsKubernetesResolver(KubernetesResolverRegistration registration) {
+        return (builder, name) -> {};
     }
 }

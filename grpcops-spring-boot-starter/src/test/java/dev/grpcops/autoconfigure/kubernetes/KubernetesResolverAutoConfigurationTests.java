@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.grpcops.kubernetes.KubernetesNameResolverProvider;
 import dev.grpcops.kubernetes.ResolverListener;
 import dev.grpcops.spring.kubernetes.KubernetesResolverProperties;
+import dev.grpcops.spring.kubernetes.KubernetesResolverRegistration;
 import io.grpc.NameResolverRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

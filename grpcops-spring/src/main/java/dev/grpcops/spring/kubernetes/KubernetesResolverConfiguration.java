@@ -9,7 +9,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The {@code kubernetes:///} resolver's listener (Micrometer's {@code grpc_resolver_endpoints{target}}
+ * The {@code kubernetes:///} resolver registered with its listener (Micrometer's {@code grpc_resolver_endpoints{target}}
  * and {@code grpc_resolver_watch_errors_total{target}} when a meter registry is there) and its
  * {@code grpcops.kubernetes.*} properties, for each starter's resolver auto-configuration.
  */
@@ -32,5 +32,12 @@ public class KubernetesResolverConfiguration {
     @ConditionalOnMissingBean
     ResolverListener resolverListener() {
         return ResolverListener.NONE;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    KubernetesResolverRegistration kubernetesResolverRegistration(
+            ResolverListener listener, KubernetesResolverProperties properties) {
+        return new KubernetesResolverRegistration(listener, properties.getWatchReconnectInterval());
     }
 }
