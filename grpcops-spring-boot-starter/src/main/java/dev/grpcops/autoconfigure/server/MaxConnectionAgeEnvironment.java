@@ -1,5 +1,6 @@
 package dev.grpcops.autoconfigure.server;
 
+import dev.grpcops.spring.server.MaxConnectionAge;
 import java.util.Map;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.env.EnvironmentPostProcessor;
@@ -14,8 +15,7 @@ import org.springframework.core.env.MapPropertySource;
  */
 public final class MaxConnectionAgeEnvironment implements EnvironmentPostProcessor {
 
-    public static final String VARIABLE = "MAX_CONNECTION_AGE_MS";
-    static final String DEFAULT_GRACE = "5000ms";
+    public static final String VARIABLE = MaxConnectionAge.VARIABLE;
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
@@ -23,17 +23,8 @@ public final class MaxConnectionAgeEnvironment implements EnvironmentPostProcess
         if (value == null || value.isBlank()) {
             return;
         }
-        long millis;
-        try {
-            millis = Long.parseLong(value.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    VARIABLE + " must be a whole number of milliseconds, got '" + value + "'");
-        }
-        if (millis <= 0) {
-            throw new IllegalArgumentException(VARIABLE + " must be positive, got " + millis);
-        }
-        String grace = environment.getProperty("grpc.server.max-connection-age-grace", DEFAULT_GRACE);
+        long millis = MaxConnectionAge.millis(value);
+        String grace = environment.getProperty("grpc.server.max-connection-age-grace", MaxConnectionAge.GRACE);
         // Added last: an explicit grpc.server.max-connection-age in any other source wins.
         environment
                 .getPropertySources()

@@ -8,6 +8,8 @@ import dev.grpcops.spring.client.ClientConfiguration;
 import dev.grpcops.spring.client.ClientProperties;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -18,6 +20,7 @@ import org.springframework.boot.grpc.client.autoconfigure.GrpcClientDefaultServi
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 import org.springframework.grpc.client.CompositeGrpcChannelFactory;
 import org.springframework.grpc.client.GrpcChannelFactory;
@@ -36,6 +39,8 @@ import org.springframework.grpc.client.GrpcChannelFactory;
 @Import(ClientConfiguration.class)
 public class ClientAutoConfiguration {
 
+    static final Duration KEEP_ALIVE_TIME = Duration.ofSeconds(10);
+    static final Duration KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(5);
     static final String SHADED_NETTY = "io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder";
     static final String NETTY = "io.grpc.netty.NettyChannelBuilder";
 
@@ -45,9 +50,22 @@ public class ClientAutoConfiguration {
         return (channel, config) -> config.putAll(configs.serviceConfig(channel));
     }
 
+    /**
+     * Each channel's layers, and keepalive unless the application set the channel's own ({@code
+     * spring.grpc.client.channel.NAME.keepalive.time}): a ping after 10 s without a read, also
+     * without calls, the connection closed 5 s without an answer. A peer whose node dies or is cut
+     * off sends no FIN and no RST; without keepalive its connection stays READY until TCP gives up,
+     * about 15 minutes on Linux.
+     */
     @Bean
-    <T extends ManagedChannelBuilder<T>> GrpcChannelBuilderCustomizer<T> grpcopsChannelLayers(ChannelLayers layers) {
+    <T extends ManagedChannelBuilder<T>> GrpcChannelBuilderCustomizer<T> grpcopsChannelLayers(
+            ChannelLayers layers, Environment environment) {
         return (channel, builder) -> {
+            if (!environment.containsProperty("spring.grpc.client.channel." + channel + ".keepalive.time")) {
+                builder.keepAliveTime(KEEP_ALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
+                        .keepAliveTimeout(KEEP_ALIVE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
+                        .keepAliveWithoutCalls(true);
+            }
             layers.directExecutor(builder);
             layers.balancingEvents(builder, channel);
             layers.cancellations(builder, channel);
