@@ -31,6 +31,8 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.grpc.test.autoconfigure.LocalGrpcServerPort;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -154,7 +156,7 @@ class SpringGrpcStarterTests {
     }
 
     @Test
-    void everyServedServiceIsInHealthAndServingOnceStarted() {
+    void everyServedServiceIsInHealthAndServingOnceStartedAndActuatorSaysSo() {
         HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
         await().atMost(Duration.ofSeconds(30))
                 .until(
@@ -163,6 +165,9 @@ class SpringGrpcStarterTests {
                                         .build())
                                 .getStatus(),
                         status -> status == ServingStatus.SERVING);
+        HealthIndicator grpcServing = context.getBean("grpcServingHealthIndicator", HealthIndicator.class);
+        await().atMost(Duration.ofSeconds(30)).until(() -> grpcServing.health().getStatus() == Status.UP);
+        assertThat(grpcServing.health().getDetails()).containsEntry(StockGrpc.SERVICE_NAME, "SERVING");
     }
 
     @Test

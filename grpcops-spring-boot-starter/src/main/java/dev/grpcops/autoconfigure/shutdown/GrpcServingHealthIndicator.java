@@ -1,7 +1,7 @@
 package dev.grpcops.autoconfigure.shutdown;
 
 import dev.grpcops.spring.shutdown.ServingStatusPublisher;
-import java.util.List;
+import java.util.Map;
 import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 
@@ -23,17 +23,11 @@ final class GrpcServingHealthIndicator extends AbstractHealthIndicator {
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        List<String> names = publisher.published();
-        boolean up = publisher.serving("");
-        for (String name : names) {
-            boolean serving = publisher.serving(name);
-            builder.withDetail(name, serving ? "SERVING" : "NOT_SERVING");
-            up &= serving;
-        }
+        Map<String, Boolean> names = publisher.servingByName();
+        names.forEach((name, serving) -> builder.withDetail(name, serving ? "SERVING" : "NOT_SERVING"));
         if (names.isEmpty()) {
             builder.withDetail("server", "not listening yet");
-            up = false;
         }
-        (up ? builder.up() : builder.outOfService()).build();
+        (publisher.allServing() ? builder.up() : builder.outOfService()).build();
     }
 }

@@ -7,7 +7,9 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,6 +81,25 @@ public final class ServingStatusPublisher {
     /** The names reported SERVING when the server started, beside {@code ""}; empty before. */
     public List<String> published() {
         return published;
+    }
+
+    /** Each name reported when the server started ({@code ""} left out) and whether it is SERVING now. */
+    public Map<String, Boolean> servingByName() {
+        Map<String, Boolean> serving = new LinkedHashMap<>();
+        for (String name : published) {
+            serving.put(name, serving(name));
+        }
+        return serving;
+    }
+
+    /**
+     * Whether the server listens and health answers SERVING for {@code ""} and every name it
+     * serves: what a readiness check asks (false before the warm-up ends and from a drain on).
+     */
+    public boolean allServing() {
+        return !published.isEmpty()
+                && serving("")
+                && servingByName().values().stream().allMatch(Boolean::booleanValue);
     }
 
     /** Whether a health Check of {@code name} answers SERVING now, asked of the health service in process. */
