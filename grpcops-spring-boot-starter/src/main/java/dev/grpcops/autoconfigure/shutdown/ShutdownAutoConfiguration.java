@@ -6,14 +6,10 @@ import dev.grpcops.autoconfigure.warmup.WarmUpAutoConfiguration;
 import dev.grpcops.shutdown.DrainBeforeStop;
 import dev.grpcops.shutdown.InFlightCalls;
 import dev.grpcops.spring.shutdown.DrainOnContextClose;
-import dev.grpcops.spring.shutdown.ServiceReadiness;
 import dev.grpcops.spring.shutdown.ServingStatusPublisher;
+import dev.grpcops.spring.shutdown.ShutdownConfiguration;
 import dev.grpcops.spring.shutdown.ShutdownProperties;
-import dev.grpcops.spring.warmup.WarmUpBeforeServing;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.HashSet;
 import net.devh.boot.grpc.server.config.GrpcServerProperties;
 import net.devh.boot.grpc.server.event.GrpcServerStartedEvent;
@@ -24,14 +20,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.Order;
 
 /**
  * The server's lifecycle on net.devh's {@link HealthStatusManager}: health names for every served
- * service once it listens and has warmed up ({@link WarmUpBeforeServing}, when there is one), the calls in flight ({@code grpc_server_calls_in_flight}), and
+ * service once it listens and has warmed up ({@link dev.grpcops.spring.warmup.WarmUpBeforeServing}, when there is one), the calls in flight ({@code grpc_server_calls_in_flight}), and
  * drain-before-stop when it is told to stop (calls queued for admission then end UNAVAILABLE).
  */
 @AutoConfiguration(
@@ -41,25 +37,8 @@ import org.springframework.core.annotation.Order;
             "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
         })
 @ConditionalOnClass({GrpcServerStartedEvent.class, HealthStatusManager.class})
-@EnableConfigurationProperties(ShutdownProperties.class)
+@Import(ShutdownConfiguration.class)
 public class ShutdownAutoConfiguration {
-
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBean(HealthStatusManager.class)
-    ServiceReadiness serviceReadiness(HealthStatusManager health) {
-        return new ServiceReadiness(health);
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBean(HealthStatusManager.class)
-    ServingStatusPublisher servingStatusPublisher(
-            ServiceReadiness readiness,
-            ObjectProvider<MeterRegistry> registry,
-            ObjectProvider<WarmUpBeforeServing> warmUp) {
-        return new ServingStatusPublisher(readiness, registry, warmUp.getIfAvailable());
-    }
 
     @Bean
     @ConditionalOnMissingBean
@@ -67,14 +46,6 @@ public class ShutdownAutoConfiguration {
     @Order(GrpcopsInterceptorOrder.IN_FLIGHT)
     InFlightCalls inFlightCalls(ShutdownProperties properties) {
         return new InFlightCalls(new HashSet<>(properties.getLongLivedServices()));
-    }
-
-    @Bean
-    @ConditionalOnClass(MeterBinder.class)
-    MeterBinder grpcopsInFlightGauge(InFlightCalls inFlight) {
-        return registry -> Gauge.builder("grpc.server.calls.in.flight", inFlight, InFlightCalls::count)
-                .description("Calls being served, long-lived streams such as health Watch left out")
-                .register(registry);
     }
 
     @Bean
@@ -87,11 +58,8 @@ public class ShutdownAutoConfiguration {
             ShutdownProperties properties,
             GrpcServerProperties server,
             ObjectProvider<Admission> admissions) {
-        return DrainBeforeStop.builder(health, inFlight)
-                .drainDelay(properties.getDrainDelay())
-                .grace(server.getShutdownGracePeriod())
-                .whenDraining(() -> admissions.orderedStream().forEach(Admission::drain))
-                .build();
+        return ShutdownConfiguration.drainBeforeStop(
+                health, inFlight, properties, server.getShutdownGracePeriod(), admissions);
     }
 
     @Bean

@@ -4,16 +4,12 @@ import dev.grpcops.admission.Admission;
 import dev.grpcops.shutdown.DrainBeforeStop;
 import dev.grpcops.shutdown.InFlightCalls;
 import dev.grpcops.spring.shutdown.DrainOnContextClose;
-import dev.grpcops.spring.shutdown.ServiceReadiness;
 import dev.grpcops.spring.shutdown.ServingStatusPublisher;
+import dev.grpcops.spring.shutdown.ShutdownConfiguration;
 import dev.grpcops.spring.shutdown.ShutdownProperties;
-import dev.grpcops.spring.warmup.WarmUpBeforeServing;
 import dev.grpcops.springgrpc.GrpcopsInterceptorOrder;
 import dev.grpcops.springgrpc.warmup.WarmUpAutoConfiguration;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
 import java.util.HashSet;
 import org.springframework.beans.factory.ObjectProvider;
@@ -22,10 +18,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.grpc.server.GlobalServerInterceptor;
@@ -45,7 +41,7 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
         })
 @ConditionalOnClass(name = "org.springframework.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration", value = HealthStatusManager.class)
-@EnableConfigurationProperties(ShutdownProperties.class)
+@Import(ShutdownConfiguration.class)
 public class ShutdownAutoConfiguration {
 
     /** Spring gRPC's own default for {@code spring.grpc.server.shutdown.grace-period}. */
@@ -53,34 +49,10 @@ public class ShutdownAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnBean(HealthStatusManager.class)
-    ServiceReadiness serviceReadiness(HealthStatusManager health) {
-        return new ServiceReadiness(health);
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBean(HealthStatusManager.class)
-    ServingStatusPublisher servingStatusPublisher(
-            ServiceReadiness readiness,
-            ObjectProvider<MeterRegistry> registry,
-            ObjectProvider<WarmUpBeforeServing> warmUp) {
-        return new ServingStatusPublisher(readiness, registry, warmUp.getIfAvailable());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
     @GlobalServerInterceptor
     @Order(GrpcopsInterceptorOrder.IN_FLIGHT)
     InFlightCalls inFlightCalls(ShutdownProperties properties) {
         return new InFlightCalls(new HashSet<>(properties.getLongLivedServices()));
-    }
-
-    @Bean
-    MeterBinder grpcopsInFlightGauge(InFlightCalls inFlight) {
-        return registry -> Gauge.builder("grpc.server.calls.in.flight", inFlight, InFlightCalls::count)
-                .description("Calls being served, long-lived streams such as health Watch left out")
-                .register(registry);
     }
 
     @Bean
@@ -96,11 +68,7 @@ public class ShutdownAutoConfiguration {
         Duration grace = Binder.get(environment)
                 .bind("spring.grpc.server.shutdown.grace-period", Duration.class)
                 .orElse(SPRING_GRPC_GRACE);
-        return DrainBeforeStop.builder(health, inFlight)
-                .drainDelay(properties.getDrainDelay())
-                .grace(grace)
-                .whenDraining(() -> admissions.orderedStream().forEach(Admission::drain))
-                .build();
+        return ShutdownConfiguration.drainBeforeStop(health, inFlight, properties, grace, admissions);
     }
 
     @Bean
