@@ -1,6 +1,5 @@
 package dev.grpcops.k8s;
 
-import dev.grpcops.spring.budget.BudgetProperties;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.grpcops.autoconfigure.server.MaxConnectionAgeEnvironment;

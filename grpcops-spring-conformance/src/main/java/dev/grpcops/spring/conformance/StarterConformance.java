@@ -1,6 +1,7 @@
 package dev.grpcops.spring.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
@@ -47,7 +48,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * starter's tests with an application that serves {@link ConformanceServices}' Stock and Pricing its
  * integration's way (Pricing's channel named "stock"), and the properties that serve on a port.
  * It checks the budget served and handed down a hop, health names after the warm-up, a request that
- * does not parse, the drain before stop and the metric names. The
+ * does not parse, bad settings refused by name, the drain before stop and the metric names. The
  * same {@code grpcops.*} properties and the same checks run against each starter: a feature that
  * works in one and not the other fails that starter's build.
  */
@@ -222,6 +223,24 @@ public abstract class StarterConformance {
                         .counter()
                         .count())
                 .isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    void aBadSettingStopsTheStartNamingTheProperty() throws IOException {
+        for (String[] bad : new String[][] {
+            {"grpcops.budget.reserve=-1ms", "grpcops.budget.reserve"},
+            {"grpcops.admission.limit=0", "grpcops.admission.limit"},
+            {"grpcops.admin.token=changeme", "grpcops.admin.token"}
+        }) {
+            int port = freePort();
+            Throwable failure = catchThrowable(() -> start(port, bad[0]).close());
+            assertThat(failure).as(bad[0]).isNotNull();
+            Throwable root = failure;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            assertThat(root.getMessage()).as(bad[0]).contains(bad[1]);
+        }
     }
 
     @Test
