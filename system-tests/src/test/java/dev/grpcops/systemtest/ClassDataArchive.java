@@ -121,6 +121,7 @@ final class ClassDataArchive {
                 extracted.toString(),
                 "--grpc.server.address=127.0.0.1",
                 "--grpc.server.port=" + port,
+                "--spring.grpc.server.port=" + port, // a Spring gRPC service's (examples/pricing-boot4)
                 "--management.server.address=127.0.0.1",
                 "--management.server.port=0",
                 "--grpcops.shutdown.drain-delay=0s",

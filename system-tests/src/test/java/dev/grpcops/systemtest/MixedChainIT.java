@@ -51,14 +51,11 @@ class MixedChainIT {
         String host = "127.0.0.1";
         Map<String, String> env = Map.of("GRPCOPS_BUDGET_LEDGER_TOKEN", LEDGER_TOKEN);
         stock = ServiceProcess.start("stock-service", "stock-service-mixed", host, env);
-        int pricingPort = ServiceProcess.freePort(host);
-        pricing = ServiceProcess.startAt(
+        pricing = ServiceProcess.start(
                 "examples/pricing-boot4",
                 "pricing-boot4",
                 host,
-                pricingPort,
                 env,
-                "--spring.grpc.server.port=" + pricingPort,
                 "--spring.grpc.client.channel.stock.target=" + stock.target());
         edge = ServiceProcess.start(
                 "edge-service",

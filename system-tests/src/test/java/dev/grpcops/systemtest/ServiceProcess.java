@@ -130,6 +130,7 @@ final class ServiceProcess implements AutoCloseable {
         this.command.addAll(List.of(
                 "--grpc.server.address=" + host,
                 "--grpc.server.port=" + grpcPort,
+                "--spring.grpc.server.port=" + grpcPort, // a Spring gRPC service's (examples/pricing-boot4)
                 "--management.server.address=" + host,
                 "--management.server.port=" + managementPort));
         this.command.addAll(args);
