@@ -3,25 +3,21 @@ package dev.grpcops.springgrpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
-import dev.grpcops.budget.Budget;
 import dev.grpcops.shutdown.DrainBeforeStop;
+import dev.grpcops.spring.conformance.ConformanceServices;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,63 +55,13 @@ class SpringGrpcStarterTests {
     static class StockApplication {
 
         @Bean
-        RecordingStock stock() {
-            return new RecordingStock();
+        ConformanceServices.RecordingStock stock() {
+            return new ConformanceServices.RecordingStock();
         }
 
         @Bean
-        Pricing pricing(GrpcChannelFactory channels) {
-            return new Pricing(channels);
-        }
-    }
-
-    /** Quotes by asking Stock through the channel Spring gRPC makes for "stock": one hop downstream. */
-    static class Pricing extends PricingGrpc.PricingImplBase {
-
-        private final GrpcChannelFactory channels;
-        private volatile StockGrpc.StockStub stock;
-
-        Pricing(GrpcChannelFactory channels) {
-            this.channels = channels;
-        }
-
-        @Override
-        public void quote(QuoteRequest request, StreamObserver<QuoteReply> replies) {
-            if (stock == null) {
-                stock = StockGrpc.newStub(channels.createChannel("stock"));
-            }
-            stock.check(CheckRequest.newBuilder().setSku(request.getSku()).build(), new StreamObserver<>() {
-                @Override
-                public void onNext(CheckReply reply) {
-                    replies.onNext(QuoteReply.newBuilder()
-                            .setSku(reply.getSku())
-                            .setQty(reply.getQty())
-                            .build());
-                }
-
-                @Override
-                public void onError(Throwable failure) {
-                    replies.onError(failure);
-                }
-
-                @Override
-                public void onCompleted() {
-                    replies.onCompleted();
-                }
-            });
-        }
-    }
-
-    /** Answers at once, recording what is left of each served call's budget. */
-    static class RecordingStock extends StockGrpc.StockImplBase {
-
-        final List<Long> remainingMillis = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void check(CheckRequest request, StreamObserver<CheckReply> replies) {
-            remainingMillis.add(Budget.current().map(budget -> budget.remaining().toMillis()).orElse(-1L));
-            replies.onNext(CheckReply.newBuilder().setSku(request.getSku()).setQty(1).build());
-            replies.onCompleted();
+        ConformanceServices.ForwardingPricing pricing(GrpcChannelFactory channels) {
+            return new ConformanceServices.ForwardingPricing(() -> channels.createChannel("stock"));
         }
     }
 
@@ -123,7 +69,7 @@ class SpringGrpcStarterTests {
     int port;
 
     @Autowired
-    RecordingStock stock;
+    ConformanceServices.RecordingStock stock;
 
     @Autowired
     ApplicationContext context;
@@ -147,7 +93,7 @@ class SpringGrpcStarterTests {
     void aCallWithoutDeadlineIsServedUnderTheDefaultBudgetAndCounted() {
         StockGrpc.newBlockingStub(channel).check(CheckRequest.newBuilder().setSku("a").build());
 
-        long remaining = stock.remainingMillis.get(stock.remainingMillis.size() - 1);
+        long remaining = stock.lastRemainingMillis();
         assertThat(remaining).as("ms left of the 2 s default budget").isBetween(1L, 2_000L);
         assertThat(meters.find("grpc.budget.default.applied").counter())
                 .as("grpc_budget_default_applied_total")
@@ -197,7 +143,7 @@ class SpringGrpcStarterTests {
                 .quote(QuoteRequest.newBuilder().setSku("b").build());
 
         assertThat(reply.getSku()).isEqualTo("b");
-        long remaining = stock.remainingMillis.get(stock.remainingMillis.size() - 1);
+        long remaining = stock.lastRemainingMillis();
         assertThat(remaining).as("ms Stock had of the caller's 1 s, less Pricing's 200 ms reserve").isBetween(1L, 800L);
         assertThat(meters.find("grpc.budget.downstream").meter())
                 .as("grpc_budget_downstream_seconds: the budget layer on Spring gRPC's channel")

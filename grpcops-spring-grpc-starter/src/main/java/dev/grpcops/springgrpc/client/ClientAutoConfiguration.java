@@ -67,9 +67,7 @@ public class ClientAutoConfiguration {
                         .keepAliveWithoutCalls(true);
             }
             layers.directExecutor(builder);
-            layers.balancingEvents(builder, channel);
-            layers.cancellations(builder, channel);
-            layers.readiness(builder, channel);
+            layers.perChannelLayers(builder, channel);
         };
     }
 

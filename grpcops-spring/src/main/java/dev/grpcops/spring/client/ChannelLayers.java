@@ -49,10 +49,12 @@ public final class ChannelLayers {
         this.cancellationListener = meters == null ? CancellationBudget.CancellationListener.NONE : countedIn(meters);
     }
 
-    /** Every layer on the builder of the channel named {@code name}, in {@link ChannelStack}'s order. */
-    public void apply(ManagedChannelBuilder<?> builder, String name) {
-        serviceConfig(builder, name);
-        directExecutor(builder);
+    /**
+     * The layers of {@link ChannelStack} that are one per channel, on the builder of the channel
+     * named {@code name}, in the stack's order: the readiness gate outermost, then the cancellation
+     * budget, then the balancing metrics.
+     */
+    public void perChannelLayers(ManagedChannelBuilder<?> builder, String name) {
         // The builder runs the interceptor added last first: the innermost layer goes on first.
         balancingEvents(builder, name);
         cancellations(builder, name);
