@@ -15,6 +15,7 @@ import dev.grpcops.proto.chain.v1.StockGrpc;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -87,9 +88,7 @@ class ChainContainersIT {
                 .withDeadlineAfter(1, TimeUnit.SECONDS)
                 .quote(QuoteRequest.newBuilder().setSku("c-quote").build());
         // A budget only shrinks on its way: at most 1 s less Pricing's 0.2 s reserve.
-        assertThat(received("c-quote"))
-                .singleElement()
-                .satisfies(s -> assertThat(s).isBetween(0.5, 0.8));
+        assertFirstAttemptWithin("c-quote", 0.5, 0.8);
 
         // Four SKUs of 250 ms each in a 1 s deadline: quoted one after another they could not all be
         // answered (Stock alone would take the whole second); at once, each within its budget.
@@ -101,9 +100,7 @@ class ChainContainersIT {
                         .build());
         assertThat(reply.getLinesList()).as("parallel fan-out").allMatch(Line::getAvailable);
         for (String sku : skus) {
-            assertThat(received(sku))
-                    .singleElement()
-                    .satisfies(s -> assertThat(s).isBetween(0.3, 0.6));
+            assertFirstAttemptWithin(sku, 0.3, 0.6);
         }
 
         CheckoutReply partial = edge().withDeadlineAfter(1, TimeUnit.SECONDS)
@@ -142,6 +139,18 @@ class ChainContainersIT {
                                 .getLines(0)
                                 .getAvailable())
                         .isTrue());
+    }
+
+    /**
+     * The first Check for {@code sku} arrived with a deadline within the bounds. Pricing hedges
+     * {@code Check} (design §13) once the container's answers set a hedge delay, so a second Check
+     * may follow on another replica; it left later, so it carries less.
+     */
+    private static void assertFirstAttemptWithin(String sku, double low, double high) {
+        List<Double> deadlines = received(sku);
+        deadlines.sort(Comparator.reverseOrder());
+        assertThat(deadlines).as("deadlines %s's Checks arrived with", sku).hasSizeBetween(1, 2);
+        assertThat(deadlines.get(0)).as("the first attempt's").isBetween(low, high);
     }
 
     /** The deadlines {@code sku}'s Checks arrived with, in seconds, at whichever Stock replica took them. */
