@@ -17,10 +17,14 @@ public final class GrpcopsInterceptorOrder {
     public static final int ADMIN_AUTHORIZATION = OBSERVATION + LayerOffsets.ADMIN_AUTHORIZATION;
     /** Server: marks the process's own warm-up calls. */
     public static final int WARM_UP = OBSERVATION + LayerOffsets.WARM_UP;
+    /** Server: the served call's span, while traces are exported. */
+    public static final int TRACE_CONTEXT = OBSERVATION + LayerOffsets.TRACE_CONTEXT;
     /** Server: gives every call its budget on arrival. */
     public static final int BUDGET = OBSERVATION + LayerOffsets.BUDGET;
     /** Server: admits every call before any later interceptor or handler runs. */
     public static final int ADMISSION = OBSERVATION + LayerOffsets.ADMISSION;
+    /** Server: once admitted, the budget, level and wait go onto the call's span. */
+    public static final int TRACE_TAGS = OBSERVATION + LayerOffsets.TRACE_TAGS;
     /** Server: injects faults inside admission. */
     public static final int FAULTS = OBSERVATION + LayerOffsets.FAULTS;
     /** Server: counts the calls being served, for the drain. */
@@ -32,6 +36,9 @@ public final class GrpcopsInterceptorOrder {
     public static final int BUDGET_CLIENT = OBSERVATION + LayerOffsets.BUDGET_CLIENT;
     /** Client: forwards the served call's caller and criticality. */
     public static final int CALLER_FORWARDING = OBSERVATION + LayerOffsets.CALLER_FORWARDING;
+
+    /** Client: innermost of the global ones, each attempt's span. */
+    public static final int TRACE_ATTEMPT = OBSERVATION + LayerOffsets.TRACE_ATTEMPT_TAGS;
 
     private GrpcopsInterceptorOrder() {}
 }

@@ -2,6 +2,7 @@ package dev.grpcops.springgrpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.grpcops.ChannelStack;
 import dev.grpcops.ServerStack;
 import dev.grpcops.spring.LayerOffsets;
 import java.lang.reflect.Method;
@@ -49,8 +50,33 @@ class GrpcopsInterceptorOrderTests {
                 ServerStack.Layer.ADMISSION,
                         new String[] {"admission.AdmissionAutoConfiguration", "grpcopsAdmissionInterceptor"},
                 ServerStack.Layer.FAULTS, new String[] {"fault.FaultAutoConfiguration", "grpcopsFaultInterceptor"},
-                ServerStack.Layer.IN_FLIGHT, new String[] {"shutdown.ShutdownAutoConfiguration", "inFlightCalls"});
+                ServerStack.Layer.IN_FLIGHT, new String[] {"shutdown.ShutdownAutoConfiguration", "inFlightCalls"},
+                ServerStack.Layer.TRACE_CONTEXT,
+                        new String[] {"tracing.TracingAutoConfiguration$ServerSide", "grpcopsServedCallSpans"},
+                ServerStack.Layer.TRACE_TAGS,
+                        new String[] {"tracing.TracingAutoConfiguration$ServerSide", "grpcopsServedCallTags"});
         for (Map.Entry<ServerStack.Layer, String[]> bean : beans.entrySet()) {
+            assertThat(order("dev.grpcops.springgrpc." + bean.getValue()[0], bean.getValue()[1]))
+                    .as(bean.getKey().name())
+                    .isEqualTo(GrpcopsInterceptorOrder.OBSERVATION + LayerOffsets.of(bean.getKey()));
+        }
+        assertThat(beans.keySet()).as("every server layer Spring gRPC registers").hasSize(ServerStack.Layer.values().length);
+    }
+
+    @Test
+    void everyGlobalClientLayerIsAtTheObservationsOrderPlusItsOffset() throws Exception {
+        Map<ChannelStack.Layer, String[]> beans = Map.of(
+                ChannelStack.Layer.RETRY_ATTEMPTS,
+                        new String[] {"retry.RetryAutoConfiguration$ClientSide", "grpcopsRetryAttemptInterceptor"},
+                ChannelStack.Layer.BUDGET,
+                        new String[] {"budget.BudgetAutoConfiguration$ClientSide", "grpcopsBudgetClientInterceptor"},
+                ChannelStack.Layer.CALLER_FORWARDING,
+                        new String[] {
+                            "admission.AdmissionAutoConfiguration$ClientSide", "grpcopsCallerForwardingInterceptor"
+                        },
+                ChannelStack.Layer.TRACE_ATTEMPT,
+                        new String[] {"tracing.TracingAutoConfiguration$ClientSide", "grpcopsAttemptSpans"});
+        for (Map.Entry<ChannelStack.Layer, String[]> bean : beans.entrySet()) {
             assertThat(order("dev.grpcops.springgrpc." + bean.getValue()[0], bean.getValue()[1]))
                     .as(bean.getKey().name())
                     .isEqualTo(GrpcopsInterceptorOrder.OBSERVATION + LayerOffsets.of(bean.getKey()));

@@ -1,6 +1,7 @@
 package dev.grpcops.systemtest;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.grpcops.budget.LedgerLine;
 import dev.grpcops.proto.chain.v1.CheckoutReply;
@@ -11,14 +12,20 @@ import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.SkuStats;
 import dev.grpcops.proto.chain.v1.StatsRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testsupport.OtlpReceiver;
+import dev.grpcops.testsupport.OtlpReceiver.CheckoutHops;
+import dev.grpcops.testsupport.OtlpReceiver.ReceivedSpan;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
+import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
@@ -29,7 +36,8 @@ import org.junit.jupiter.api.Timeout;
  * A chain of both integrations: the suite's Edge and Stock on net.devh and Spring Boot 3, and
  * between them Pricing on Spring gRPC and Spring Boot 4 ({@code examples/pricing-boot4}, on
  * grpcops-spring-grpc-starter). The budget and the caller's criticality cross from a Boot 3 hop to
- * the Boot 4 one and on to a Boot 3 hop again, and the budget ledger names every hop.
+ * the Boot 4 one and on to a Boot 3 hop again, the budget ledger names every hop, and a Checkout is
+ * one trace of five spans across the three.
  */
 @Order(11) // the lanes' order: junit-platform.properties
 @Timeout(value = 4, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -38,6 +46,7 @@ class MixedChainIT {
     /** The ledger's own secret, given to every hop (never the admin token). */
     private static final String LEDGER_TOKEN = "mixed-chain-ledger-" + Long.toHexString(System.nanoTime());
 
+    private static OtlpReceiver traces;
     private static ServiceProcess stock;
     private static ServiceProcess pricing;
     private static ServiceProcess edge;
@@ -47,22 +56,32 @@ class MixedChainIT {
 
     @BeforeAll
     @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-    static void startChain() {
+    static void startChain() throws IOException {
         String host = "127.0.0.1";
         Map<String, String> env = Map.of("GRPCOPS_BUDGET_LEDGER_TOKEN", LEDGER_TOKEN);
-        stock = ServiceProcess.start("stock-service", "stock-service-mixed", host, env);
+        traces = new OtlpReceiver(0);
+        // Every trace sampled and sent within 100 ms: Boot 3's property names, then Boot 4's.
+        String[] boot3Traces = {
+            "--management.otlp.tracing.endpoint=" + traces.endpoint(),
+            "--management.tracing.sampling.probability=1.0",
+            "--management.tracing.opentelemetry.export.schedule-delay=100ms"
+        };
+        stock = ServiceProcess.start("stock-service", "stock-service-mixed", host, env, boot3Traces);
         pricing = ServiceProcess.start(
                 "examples/pricing-boot4",
                 "pricing-boot4",
                 host,
                 env,
-                "--spring.grpc.client.channel.stock.target=" + stock.target());
+                "--spring.grpc.client.channel.stock.target=" + stock.target(),
+                "--management.opentelemetry.tracing.export.otlp.endpoint=" + traces.endpoint(),
+                "--management.tracing.sampling.probability=1.0",
+                "--management.opentelemetry.tracing.export.schedule-delay=100ms");
         edge = ServiceProcess.start(
                 "edge-service",
                 "edge-service-mixed",
                 host,
                 env,
-                "--grpc.client.pricing.address=static://" + pricing.target());
+                concat(boot3Traces, "--grpc.client.pricing.address=static://" + pricing.target()));
         for (ServiceProcess service : List.of(stock, pricing, edge)) {
             service.awaitServing(Duration.ofSeconds(90));
         }
@@ -84,6 +103,13 @@ class MixedChainIT {
             }
         }
         ServiceProcess.stopAll(edge, pricing, stock);
+        if (traces != null) {
+            traces.close();
+        }
+    }
+
+    private static String[] concat(String[] first, String... more) {
+        return Stream.concat(Arrays.stream(first), Arrays.stream(more)).toArray(String[]::new);
     }
 
     @Test
@@ -98,6 +124,31 @@ class MixedChainIT {
         assertThat(stats("mixed-1s").getReceivedDeadlineSList())
                 .isNotEmpty()
                 .allSatisfy(seconds -> assertThat(seconds).isBetween(0.45, 0.61));
+    }
+
+    @Test
+    void aCheckoutIsOneTraceAcrossBothIntegrationsWithTheBudgetAtEveryHop() {
+        // 3 s tells this Checkout's trace from the other checks' (1, 2, 5 and 10 s).
+        edge().withDeadlineAfter(3, TimeUnit.SECONDS)
+                .checkout(CheckoutRequest.newBuilder().addSkus("mixed-traced").build());
+
+        List<ReceivedSpan> trace = await("the Checkout's five spans")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> traceOfCheckoutArrivingWithin(2_500, 3_000), spans -> spans.size() >= 5);
+        // Exactly one span of each, each the parent of the next: Spring gRPC's observations on the
+        // Boot 4 hop make none of their own.
+        CheckoutHops hops = CheckoutHops.of(trace, "pricing-boot4");
+        assertThat(trace).hasSize(5);
+        double pricingIn = OtlpReceiver.ms(hops.pricingServed(), "grpcops.budget.remaining_ms");
+        assertThat(pricingIn)
+                .as("Pricing (Boot 4) on arrival: at most Edge's attempt deadline")
+                .isLessThanOrEqualTo(OtlpReceiver.ms(hops.edgeAttempt(), "grpcops.deadline_ms"));
+        assertThat(OtlpReceiver.ms(hops.pricingAttempt(), "grpcops.deadline_ms"))
+                .as("Pricing's Check: what was left less its 200 ms reserve")
+                .isLessThanOrEqualTo(pricingIn - 200);
+        assertThat(OtlpReceiver.ms(hops.stockServed(), "grpcops.budget.remaining_ms"))
+                .as("Stock (Boot 3) on arrival: at most Pricing's attempt deadline")
+                .isLessThanOrEqualTo(OtlpReceiver.ms(hops.pricingAttempt(), "grpcops.deadline_ms"));
     }
 
     @Test
@@ -151,6 +202,24 @@ class MixedChainIT {
                         - Prometheus.sum(before, "grpc_admission_dispatched_total", sheddableLevel))
                 .as("Checks Stock admitted as sheddable, forwarded by Edge (Boot 3) then Pricing (Boot 4)")
                 .isGreaterThanOrEqualTo(5);
+    }
+
+    /** Every span of the first trace whose Edge served a Checkout that arrived with this much budget, in ms. */
+    private static List<ReceivedSpan> traceOfCheckoutArrivingWithin(double low, double high) {
+        return traces.spans.stream()
+                .filter(span -> span.service().equals("edge-service")
+                        && span.parentSpanId().isEmpty()
+                        && span.attribute("grpcops.budget.remaining_ms") != null)
+                .filter(span -> {
+                    double remaining = Double.parseDouble(span.attribute("grpcops.budget.remaining_ms"));
+                    return remaining > low && remaining <= high;
+                })
+                .map(ReceivedSpan::traceId)
+                .findFirst()
+                .map(traceId -> traces.spans.stream()
+                        .filter(span -> span.traceId().equals(traceId))
+                        .toList())
+                .orElse(List.of());
     }
 
     private static List<LedgerLine> ledger(Metadata trailers) {

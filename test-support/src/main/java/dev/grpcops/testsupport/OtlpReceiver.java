@@ -122,11 +122,16 @@ public final class OtlpReceiver implements AutoCloseable {
             ReceivedSpan stockServed) {
 
         public static CheckoutHops of(List<ReceivedSpan> trace) {
+            return of(trace, "pricing-service");
+        }
+
+        /** As {@link #of(List)}, with Pricing's spans sent as {@code pricingService}. */
+        public static CheckoutHops of(List<ReceivedSpan> trace, String pricingService) {
             CheckoutHops hops = new CheckoutHops(
                     one(trace, "edge-service", Span.SpanKind.SPAN_KIND_SERVER, "chain.v1.Edge/Checkout"),
                     one(trace, "edge-service", Span.SpanKind.SPAN_KIND_CLIENT, "chain.v1.Pricing/Quote"),
-                    one(trace, "pricing-service", Span.SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote"),
-                    one(trace, "pricing-service", Span.SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check"),
+                    one(trace, pricingService, Span.SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote"),
+                    one(trace, pricingService, Span.SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check"),
                     one(trace, "stock-service", Span.SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check"));
             assertThat(hops.edgeServed.parentSpanId())
                     .as("the test's call is not traced: Edge starts the trace")

@@ -1,21 +1,20 @@
 package dev.grpcops.autoconfigure.tracing;
 
-import dev.grpcops.admission.CallerPolicy;
 import dev.grpcops.autoconfigure.GrpcopsInterceptorOrder;
-import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.spring.tracing.TracingConfiguration;
 import dev.grpcops.tracing.GrpcTracing;
 import io.grpc.ClientInterceptor;
 import io.grpc.ServerInterceptor;
 import io.opentelemetry.api.OpenTelemetry;
 import net.devh.boot.grpc.client.interceptor.GrpcGlobalClientInterceptor;
 import net.devh.boot.grpc.server.interceptor.GrpcGlobalServerInterceptor;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.Order;
 
 /**
@@ -41,16 +40,8 @@ public class TracingAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(name = TracingEnvironment.GRPC_OBSERVATIONS, havingValue = "false")
     @ConditionalOnBean(OpenTelemetry.class)
+    @Import(TracingConfiguration.class)
     static class LibrarySpans {
-
-        @Bean
-        GrpcTracing grpcopsTracing(
-                OpenTelemetry openTelemetry, ObjectProvider<BudgetRules> rules, ObjectProvider<CallerPolicy> policy) {
-            return GrpcTracing.builder(openTelemetry)
-                    .budgetRules(rules.getIfAvailable())
-                    .callerPolicy(policy.getIfAvailable())
-                    .build();
-        }
 
         @Configuration(proxyBeanMethods = false)
         @ConditionalOnClass(GrpcGlobalServerInterceptor.class)

@@ -1,16 +1,16 @@
 package dev.grpcops.autoconfigure.tracing;
 
+import dev.grpcops.spring.tracing.TraceCorrelationConverter;
+import dev.grpcops.spring.tracing.TracingDefaults;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.commons.logging.Log;
-import org.springframework.aot.AotDetector;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.env.EnvironmentPostProcessor;
 import org.springframework.boot.logging.DeferredLogFactory;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
-import org.springframework.util.ClassUtils;
 
 /**
  * Tracing is on exactly while there is somewhere to send traces: Spring Boot's
@@ -40,8 +40,6 @@ public final class TracingEnvironment implements EnvironmentPostProcessor {
     static final String ENDPOINT = "management.otlp.tracing.endpoint";
     static final String TRACING = "management.tracing.enabled";
     static final String GRPC_OBSERVATIONS = "management.tracing.grpc.enabled";
-    static final String CORRELATION_PATTERN = "logging.pattern.correlation";
-    static final String BAGGAGE = "management.tracing.baggage.enabled";
 
     private final Log log;
 
@@ -71,27 +69,9 @@ public final class TracingEnvironment implements EnvironmentPostProcessor {
         if (!blank(ratio)) {
             defaults.put("management.tracing.sampling.probability", ratio.trim());
         }
-        boolean exporting = !blank(endpoint);
-        defaults.put(TRACING, Boolean.toString(exporting));
         defaults.put(GRPC_OBSERVATIONS, "false");
-        // Boot's baggage layer reads and writes baggage on every call, sampled or not, for fields
-        // nobody configured: 2 % of a hop's CPU measured. On when the application asks for it.
-        defaults.put(BAGGAGE, "false");
-        // What the application set itself, before this source's default is added.
-        boolean tracing = exporting && environment.getProperty(TRACING, Boolean.class, true);
-        if (tracing
-                && ClassUtils.isPresent("ch.qos.logback.classic.PatternLayout", application.getClassLoader())
-                && ClassUtils.isPresent("io.opentelemetry.api.trace.SpanContext", application.getClassLoader())
-                && TraceCorrelationConverter.register()) {
-            defaults.put(CORRELATION_PATTERN, "%" + TraceCorrelationConverter.WORD);
-        }
-        if (tracing
-                && AotDetector.useGeneratedArtifacts()
-                && !ClassUtils.isPresent(AOT_TRACING_BEANS, application.getClassLoader())) {
-            log.warn("Traces are to go to " + endpoint.trim() + ", but this process runs the beans Spring AOT"
-                    + " made at build time without tracing (spring.aot.enabled=true): no span is made or"
-                    + " exported. Start without -Dspring.aot.enabled=true, or build with the endpoint set.");
-        }
+        TracingDefaults.add(
+                defaults, environment, application.getClassLoader(), log, endpoint, TRACING, AOT_TRACING_BEANS);
         // Added last: anything the application sets wins.
         environment.getPropertySources().addLast(new MapPropertySource("grpcops-tracing", defaults));
     }

@@ -18,4 +18,12 @@ class NetDevhConformanceTests extends StarterConformance {
                 "grpc.client.stock.address=static://127.0.0.1:" + port,
                 "grpc.client.stock.negotiation-type=plaintext");
     }
+
+    @Override
+    protected List<String> exportTracesTo(String endpoint) {
+        return List.of(
+                "management.otlp.tracing.endpoint=" + endpoint,
+                "management.tracing.sampling.probability=1.0",
+                "management.tracing.opentelemetry.export.schedule-delay=100ms");
+    }
 }

@@ -10,6 +10,8 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testsupport.OtlpReceiver;
+import dev.grpcops.testsupport.OtlpReceiver.ReceivedSpan;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -23,6 +25,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.proto.trace.v1.Span.SpanKind;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -48,7 +51,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * starter's tests with an application that serves {@link ConformanceServices}' Stock and Pricing its
  * integration's way (Pricing's channel named "stock"), and the properties that serve on a port.
  * It checks the budget served and handed down a hop, health names after the warm-up, a request that
- * does not parse, bad settings refused by name, the drain before stop and the metric names. The
+ * does not parse, bad settings refused by name, the drain before stop, the metric names and the
+ * library's spans while traces are exported. The
  * same {@code grpcops.*} properties and the same checks run against each starter: a feature that
  * works in one and not the other fails that starter's build.
  */
@@ -59,6 +63,7 @@ public abstract class StarterConformance {
     private static final String WARM_UP = "grpcops.warmup.calls[0].";
 
     private ConfigurableApplicationContext app;
+    private OtlpReceiver traces;
     private ManagedChannel channel;
 
     /** The application serving {@link ConformanceServices.RecordingStock} and {@link ConformanceServices.ForwardingPricing}. */
@@ -70,17 +75,34 @@ public abstract class StarterConformance {
      */
     protected abstract List<String> serveOn(int port);
 
+    /**
+     * The integration's properties that export every trace over OTLP/HTTP to {@code endpoint}
+     * within a fraction of a second (the endpoint, a sampling probability of 1, a short export delay).
+     */
+    protected abstract List<String> exportTracesTo(String endpoint);
+
     @BeforeAll
     void start() throws IOException {
         int port = freePort();
-        app = start(
-                port,
-                WARM_UP + "method=chain.v1.Stock/Check",
-                WARM_UP + "request={\"sku\":\"w\"}",
-                WARM_UP + "count=20");
+        traces = new OtlpReceiver(0);
+        List<String> more = new ArrayList<>(exportTracesTo(traces.endpoint()));
+        more.add(WARM_UP + "method=chain.v1.Stock/Check");
+        more.add(WARM_UP + "request={\"sku\":\"w\"}");
+        more.add(WARM_UP + "count=20");
+        app = start(port, more.toArray(String[]::new));
         channel = ManagedChannelBuilder.forAddress("127.0.0.1", port)
                 .usePlaintext()
                 .build();
+    }
+
+    /** The application under test, started once for every check; for a starter's own checks. */
+    protected ConfigurableApplicationContext running() {
+        return app;
+    }
+
+    /** A plaintext channel to the application's server. */
+    protected ManagedChannel channel() {
+        return channel;
     }
 
     @AfterAll
@@ -90,6 +112,9 @@ public abstract class StarterConformance {
         }
         if (app != null) {
             app.close();
+        }
+        if (traces != null) {
+            traces.close();
         }
     }
 
@@ -166,6 +191,58 @@ public abstract class StarterConformance {
         assertThat(stock().lastRemainingMillis())
                 .as("ms Stock had of the caller's 1 s less Pricing's 200 ms reserve")
                 .isBetween(1L, 800L);
+    }
+
+    @Test
+    void aTracedCallAndItsDownstreamAttemptAreOneSpanEachWithTheBudget() {
+        // A 5 s deadline tells this trace from the other checks' (1 s, or the 2 s default budget).
+        PricingGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .quote(QuoteRequest.newBuilder().setSku("traced").build());
+
+        List<ReceivedSpan> trace = await("the Quote's trace: Pricing served, its Check sent, Stock served")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> traceOfQuoteServedWithMoreThan(4_000), spans -> spans.size() >= 3);
+        ReceivedSpan quote = one(trace, SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
+        ReceivedSpan attempt = one(trace, SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
+        ReceivedSpan check = one(trace, SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check");
+        assertThat(trace)
+                .as("one span per served call and per attempt, none from the integration's own observations")
+                .hasSize(3);
+        assertThat(attempt.parentSpanId()).isEqualTo(quote.spanId());
+        assertThat(check.parentSpanId()).isEqualTo(attempt.spanId());
+        double remaining = OtlpReceiver.ms(quote, "grpcops.budget.remaining_ms");
+        assertThat(remaining).isBetween(4_000.0, 5_000.0);
+        assertThat(OtlpReceiver.ms(quote, "grpcops.budget.reserve_ms")).isEqualTo(200.0);
+        assertThat(OtlpReceiver.ms(attempt, "grpcops.deadline_ms"))
+                .as("the deadline handed down: what was left less the reserve")
+                .isLessThanOrEqualTo(remaining - 200);
+        assertThat(app.getEnvironment().getProperty("logging.pattern.correlation"))
+                .as("log lines written while serving carry the trace and span ids")
+                .isEqualTo("%grpcopsCorrelation");
+    }
+
+    /** Every span of the first trace whose Pricing served a Quote with more than {@code budgetMs} left. */
+    private List<ReceivedSpan> traceOfQuoteServedWithMoreThan(double budgetMs) {
+        return traces.spans.stream()
+                .filter(span -> span.kind() == SpanKind.SPAN_KIND_SERVER
+                        && span.name().equals("chain.v1.Pricing/Quote")
+                        && span.attribute("grpcops.budget.remaining_ms") != null
+                        && Double.parseDouble(span.attribute("grpcops.budget.remaining_ms")) > budgetMs)
+                .map(ReceivedSpan::traceId)
+                .findFirst()
+                .map(traceId -> traces.spans.stream()
+                        .filter(span -> span.traceId().equals(traceId))
+                        .toList())
+                .orElse(List.of());
+    }
+
+    private static ReceivedSpan one(List<ReceivedSpan> trace, SpanKind kind, String name) {
+        List<ReceivedSpan> found = trace.stream()
+                .filter(span -> span.kind() == kind && span.name().equals(name))
+                .toList();
+        assertThat(found).as("%s %s in %s", kind, name, trace).hasSize(1);
+        return found.get(0);
     }
 
     @Test

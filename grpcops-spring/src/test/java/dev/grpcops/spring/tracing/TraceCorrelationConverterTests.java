@@ -1,4 +1,4 @@
-package dev.grpcops.autoconfigure.tracing;
+package dev.grpcops.spring.tracing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.grpcops.autoconfigure.tracing;
+package dev.grpcops.spring.tracing;
 
 import ch.qos.logback.classic.PatternLayout;
 import ch.qos.logback.classic.pattern.ClassicConverter;
@@ -15,12 +15,13 @@ import java.util.Map;
  */
 public final class TraceCorrelationConverter extends ClassicConverter {
 
-    static final String WORD = "grpcopsCorrelation";
+    /** The pattern word, {@value}. */
+    public static final String WORD = "grpcopsCorrelation";
 
     private static final String NONE = "[" + " ".repeat(32) + "-" + " ".repeat(16) + "] ";
 
     /** Makes {@code %grpcopsCorrelation} known to every Logback pattern; true when it is. */
-    static boolean register() {
+    public static boolean register() {
         PatternLayout.DEFAULT_CONVERTER_SUPPLIER_MAP.putIfAbsent(WORD, TraceCorrelationConverter::new);
         return true;
     }
