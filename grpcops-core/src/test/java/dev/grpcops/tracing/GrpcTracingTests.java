@@ -15,6 +15,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
 import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
@@ -60,6 +61,8 @@ class GrpcTracingTests {
     private InMemorySpanExporter exporter = InMemorySpanExporter.create();
     /** The span context Pricing's handler ran in, for each Quote traced. */
     private final List<SpanContext> pricingServed = new CopyOnWriteArrayList<>();
+    /** The span current in OpenTelemetry's context while Pricing's handler ran, for each Quote. */
+    private final List<SpanContext> pricingCurrent = new CopyOnWriteArrayList<>();
     /** Whether Stock's handler ran traced ({@link CallTags#traced}), for each Check. */
     private final List<String> stockTraced = new CopyOnWriteArrayList<>();
 
@@ -75,6 +78,7 @@ class GrpcTracingTests {
         closeProvider();
         exporter = InMemorySpanExporter.create();
         pricingServed.clear();
+        pricingCurrent.clear();
         stockTraced.clear();
         provider = SdkTracerProvider.builder()
                 .setSampler(sampler)
@@ -94,6 +98,7 @@ class GrpcTracingTests {
                     if (served != null) {
                         pricingServed.add(served);
                     }
+                    pricingCurrent.add(Span.current().getSpanContext());
                     CallTags.tag("test.sku", request.getSku());
                 })
                 .stock((call, request) -> {
@@ -166,6 +171,9 @@ class GrpcTracingTests {
                 assertThat(stock.getParentSpanId()).isEqualTo(attempt.getSpanId());
                 assertThat(stock.getParentSpanContext().isRemote()).isTrue();
                 assertThat(List.of(attempt.getTraceId(), stock.getTraceId())).containsOnly(served.getTraceId());
+                assertThat(pricingCurrent)
+                        .as("what other instrumentation in Pricing's handler sees: the served call's span")
+                        .containsExactly(served.getSpanContext());
 
                 // What arrives of the 1 s is less by the call's way there (on a loaded machine, with
                 // classes loading on a first call, a hundred milliseconds or more).
@@ -218,6 +226,9 @@ class GrpcTracingTests {
             SpanContext served = pricingServed.get(0);
             assertThat(served.isValid()).isTrue();
             assertThat(served.isSampled()).isFalse();
+            assertThat(pricingCurrent)
+                    .as("what other instrumentation in the handler sees: the call's span, not sampled")
+                    .containsExactly(served);
             assertThat(chain.stockArrivals.get(0).headers().get(TRACEPARENT))
                     .isEqualTo("00-" + served.getTraceId() + "-" + served.getSpanId() + "-00");
         }

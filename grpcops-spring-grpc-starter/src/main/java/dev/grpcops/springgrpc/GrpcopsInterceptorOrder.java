@@ -4,13 +4,16 @@ import dev.grpcops.spring.LayerOffsets;
 
 /**
  * Where each of the library's global interceptors sits among Spring gRPC's, as the numbers
- * {@code @Order} takes: Spring gRPC's observation interceptors run at {@value #OBSERVATION}, and the
- * library's layers at the offsets from it that {@link LayerOffsets} gives (the same as under
- * net.devh's metrics interceptor). Lower runs first (outermost), on the server and on channels.
+ * {@code @Order} takes: the library's layers at the offsets from {@value #OBSERVATION} that {@link
+ * LayerOffsets} gives (the same as under net.devh's metrics interceptor). Lower runs first
+ * (outermost). On the server Spring gRPC's observation interceptor runs at {@value #OBSERVATION}:
+ * admin authorization outside it, every other layer inside. Its client observation interceptor has
+ * no order and runs inside every global client layer: it times each attempt sent, and a call the
+ * library does not send (no budget left) is not in its timers, only in the library's own metrics.
  */
 public final class GrpcopsInterceptorOrder {
 
-    /** The {@code @Order} of Spring gRPC's server and client observation interceptors. */
+    /** The {@code @Order} of Spring gRPC's server observation interceptor. */
     public static final int OBSERVATION = 0;
 
     /** Server: checks the admin token before anything else, observations included. */

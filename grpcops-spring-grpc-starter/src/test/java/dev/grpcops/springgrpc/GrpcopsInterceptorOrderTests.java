@@ -40,6 +40,19 @@ class GrpcopsInterceptorOrderTests {
     }
 
     @Test
+    void springGrpcsClientObservationHasNoOrderSoItRunsInsideEveryGlobalClientLayer() throws Exception {
+        Method bean = Arrays.stream(Class.forName(
+                                "org.springframework.boot.grpc.client.autoconfigure.GrpcClientObservationAutoConfiguration")
+                        .getDeclaredMethods())
+                .filter(m -> m.getName().equals("grpcClientObservationInterceptor"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(bean.getAnnotation(Order.class))
+                .as("GrpcopsInterceptorOrder says Spring gRPC's client observation is innermost")
+                .isNull();
+    }
+
+    @Test
     void everyServerLayerIsAtTheObservationsOrderPlusItsOffset() throws Exception {
         Map<ServerStack.Layer, String[]> beans = Map.of(
                 ServerStack.Layer.ADMIN_AUTHORIZATION,
@@ -52,9 +65,9 @@ class GrpcopsInterceptorOrderTests {
                 ServerStack.Layer.FAULTS, new String[] {"fault.FaultAutoConfiguration", "grpcopsFaultInterceptor"},
                 ServerStack.Layer.IN_FLIGHT, new String[] {"shutdown.ShutdownAutoConfiguration", "inFlightCalls"},
                 ServerStack.Layer.TRACE_CONTEXT,
-                        new String[] {"tracing.TracingAutoConfiguration$ServerSide", "grpcopsServedCallSpans"},
+                        new String[] {"tracing.TracingAutoConfiguration$LibrarySpans$ServerSide", "grpcopsServedCallSpans"},
                 ServerStack.Layer.TRACE_TAGS,
-                        new String[] {"tracing.TracingAutoConfiguration$ServerSide", "grpcopsServedCallTags"});
+                        new String[] {"tracing.TracingAutoConfiguration$LibrarySpans$ServerSide", "grpcopsServedCallTags"});
         for (Map.Entry<ServerStack.Layer, String[]> bean : beans.entrySet()) {
             assertThat(order("dev.grpcops.springgrpc." + bean.getValue()[0], bean.getValue()[1]))
                     .as(bean.getKey().name())
@@ -75,7 +88,7 @@ class GrpcopsInterceptorOrderTests {
                             "admission.AdmissionAutoConfiguration$ClientSide", "grpcopsCallerForwardingInterceptor"
                         },
                 ChannelStack.Layer.TRACE_ATTEMPT,
-                        new String[] {"tracing.TracingAutoConfiguration$ClientSide", "grpcopsAttemptSpans"});
+                        new String[] {"tracing.TracingAutoConfiguration$LibrarySpans$ClientSide", "grpcopsAttemptSpans"});
         for (Map.Entry<ChannelStack.Layer, String[]> bean : beans.entrySet()) {
             assertThat(order("dev.grpcops.springgrpc." + bean.getValue()[0], bean.getValue()[1]))
                     .as(bean.getKey().name())

@@ -6,8 +6,9 @@ import dev.grpcops.ServerStack;
 /**
  * Where each layer of {@link ServerStack} and {@link ChannelStack} sits among an integration's
  * global interceptors, as an offset from its metrics interceptor's {@code @Order} (net.devh's
- * {@code InterceptorOrder.ORDER_TRACING_METRICS}, Spring gRPC's observation interceptor at 0): lower
- * runs first (outermost) in both. Admin authorization runs outside metrics, so that a flood of
+ * {@code InterceptorOrder.ORDER_TRACING_METRICS}, Spring gRPC's server observation interceptor at 0;
+ * Spring gRPC's client observation has no order and runs inside every client layer): lower runs
+ * first (outermost) in both. Admin authorization runs outside metrics, so that a flood of
  * refused admin calls costs nothing more; every other layer right inside it, so that it is counted,
  * and everything it rejects is too. Each starter's {@code GrpcopsInterceptorOrder} adds these to its
  * integration's metrics order; the order of the layers is the stacks' own (held by a test).

@@ -132,9 +132,11 @@ class MixedChainIT {
         edge().withDeadlineAfter(3, TimeUnit.SECONDS)
                 .checkout(CheckoutRequest.newBuilder().addSkus("mixed-traced").build());
 
+        // Five spans, and still five after some more of the exporters' 100 ms batches.
         List<ReceivedSpan> trace = await("the Checkout's five spans")
                 .atMost(Duration.ofSeconds(30))
-                .until(() -> traceOfCheckoutArrivingWithin(2_500, 3_000), spans -> spans.size() >= 5);
+                .during(Duration.ofMillis(600))
+                .until(() -> traceOfCheckoutArrivingWithin(2_500, 3_000), spans -> spans.size() == 5);
         // Exactly one span of each, each the parent of the next: Spring gRPC's observations on the
         // Boot 4 hop make none of their own.
         CheckoutHops hops = CheckoutHops.of(trace, "pricing-boot4");

@@ -15,6 +15,7 @@ import io.grpc.Status;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import java.util.Set;
 
@@ -22,8 +23,11 @@ import java.util.Set;
  * Outermost on the server: the served call's span, a child of the trace context the caller sent,
  * sampled as the SDK's sampler says. The span goes into the call's gRPC context; an interceptor
  * further in that runs every callback in a context of its own built on this one (the budget's,
- * admission's) saves attaching it again around each callback. Only a recorded span has its call
- * and listener wrapped, to end it with the call's status.
+ * admission's) saves attaching it again around each callback. Every callback also runs with the
+ * span current in OpenTelemetry's context, so that what the handler does under other
+ * instrumentation (an HTTP client, a database, an {@code @Observed} method) joins the call's trace,
+ * sampled or not as the call is. Only a recorded span has its call wrapped, to end it with the
+ * call's status.
  */
 public final class ServedCallInterceptor implements ServerInterceptor {
 
@@ -76,7 +80,7 @@ public final class ServedCallInterceptor implements ServerInterceptor {
         if (inner == null || ServedSpan.KEY.get(inner) != served) {
             handler = new ContextualizedListener<>(context, handler);
         }
-        return served.recording() ? new EndingListener<>(handler, served) : handler;
+        return new TracedListener<>(handler, served, parent.with(span));
     }
 
     private static final class EndingCall<ReqT, RespT>
@@ -96,18 +100,24 @@ public final class ServedCallInterceptor implements ServerInterceptor {
         }
     }
 
-    /** Ends the span of a call that never closed: cancelled by its caller, or past its deadline. */
-    private static final class EndingListener<ReqT>
+    /**
+     * Runs every callback with the span current in OpenTelemetry's context, and ends a recorded span
+     * of a call that never closed: cancelled by its caller, or past its deadline.
+     */
+    private static final class TracedListener<ReqT>
             extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT>
             implements ContextAttachingListener {
 
         private final ServedSpan served;
         private final Context attached;
+        private final io.opentelemetry.context.Context current;
 
-        EndingListener(ServerCall.Listener<ReqT> delegate, ServedSpan served) {
+        TracedListener(
+                ServerCall.Listener<ReqT> delegate, ServedSpan served, io.opentelemetry.context.Context current) {
             super(delegate);
             this.served = served;
             this.attached = ContextAttachingListener.attachedContextOf(delegate);
+            this.current = current;
         }
 
         @Override
@@ -116,8 +126,29 @@ public final class ServedCallInterceptor implements ServerInterceptor {
         }
 
         @Override
+        public void onMessage(ReqT message) {
+            try (Scope ignored = current.makeCurrent()) {
+                super.onMessage(message);
+            }
+        }
+
+        @Override
+        public void onHalfClose() {
+            try (Scope ignored = current.makeCurrent()) {
+                super.onHalfClose();
+            }
+        }
+
+        @Override
+        public void onReady() {
+            try (Scope ignored = current.makeCurrent()) {
+                super.onReady();
+            }
+        }
+
+        @Override
         public void onCancel() {
-            try {
+            try (Scope ignored = current.makeCurrent()) {
                 super.onCancel();
             } finally {
                 served.end(Status.CANCELLED);
@@ -126,7 +157,7 @@ public final class ServedCallInterceptor implements ServerInterceptor {
 
         @Override
         public void onComplete() {
-            try {
+            try (Scope ignored = current.makeCurrent()) {
                 super.onComplete();
             } finally {
                 served.end(Status.OK);

@@ -7,9 +7,14 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.tracing.GrpcTracing;
 import io.grpc.Channel;
 import io.grpc.stub.StreamObserver;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 
@@ -26,15 +31,36 @@ public final class ConformanceServices {
     public static final class RecordingStock extends StockGrpc.StockImplBase {
 
         private final List<Long> remainingMillis = new CopyOnWriteArrayList<>();
+        private final Map<String, String> currentTraceIds = new ConcurrentHashMap<>();
+        private final Map<String, String> correlatedTraceIds = new ConcurrentHashMap<>();
 
         @Override
         public void check(CheckRequest request, StreamObserver<CheckReply> replies) {
             remainingMillis.add(Budget.current()
                     .map(budget -> budget.remaining().toMillis())
                     .orElse(-1L));
+            currentTraceIds.put(
+                    request.getSku(), Span.current().getSpanContext().getTraceId());
+            SpanContext correlated = GrpcTracing.currentSpanContext();
+            if (correlated != null) {
+                correlatedTraceIds.put(request.getSku(), correlated.getTraceId());
+            }
             replies.onNext(
                     CheckReply.newBuilder().setSku(request.getSku()).setQty(1).build());
             replies.onCompleted();
+        }
+
+        /**
+         * The trace id of the span current in OpenTelemetry's context while {@code sku}'s Check was
+         * served (what other instrumentation in a handler joins); all zeros if none was.
+         */
+        public String currentTraceId(String sku) {
+            return currentTraceIds.get(sku);
+        }
+
+        /** The trace id a log line written while serving {@code sku}'s Check carries, or null. */
+        public String correlatedTraceId(String sku) {
+            return correlatedTraceIds.get(sku);
         }
 
         /** What the last served call had left of its budget, in milliseconds. */

@@ -200,9 +200,11 @@ public abstract class StarterConformance {
                 .withDeadlineAfter(5, TimeUnit.SECONDS)
                 .quote(QuoteRequest.newBuilder().setSku("traced").build());
 
+        // Three spans, and still three after some more of the exporter's 100 ms batches.
         List<ReceivedSpan> trace = await("the Quote's trace: Pricing served, its Check sent, Stock served")
                 .atMost(Duration.ofSeconds(30))
-                .until(() -> traceOfQuoteServedWithMoreThan(4_000), spans -> spans.size() >= 3);
+                .during(Duration.ofMillis(600))
+                .until(() -> traceOfQuoteServedWithMoreThan(4_000), spans -> spans.size() == 3);
         ReceivedSpan quote = one(trace, SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
         ReceivedSpan attempt = one(trace, SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
         ReceivedSpan check = one(trace, SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check");
@@ -217,6 +219,12 @@ public abstract class StarterConformance {
         assertThat(OtlpReceiver.ms(attempt, "grpcops.deadline_ms"))
                 .as("the deadline handed down: what was left less the reserve")
                 .isLessThanOrEqualTo(remaining - 200);
+        assertThat(stock().currentTraceId("traced"))
+                .as("the trace other instrumentation in Stock's handler joins")
+                .isEqualTo(check.traceId());
+        assertThat(stock().correlatedTraceId("traced"))
+                .as("the trace a log line written in Stock's handler names")
+                .isEqualTo(check.traceId());
         assertThat(app.getEnvironment().getProperty("logging.pattern.correlation"))
                 .as("log lines written while serving carry the trace and span ids")
                 .isEqualTo("%grpcopsCorrelation");

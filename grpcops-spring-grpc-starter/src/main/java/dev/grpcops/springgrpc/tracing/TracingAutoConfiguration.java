@@ -25,9 +25,10 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
  * While traces are exported ({@link TracingEnvironment}), the library's spans on Spring Boot's
  * OpenTelemetry SDK (its sampler, propagators and OTLP exporter): a span per served call with the
  * budget on arrival, the reserve, the admission level and wait; a span per downstream attempt
- * (retries and hedges each their own) with the deadline handed down and its attempt number. Spring
- * gRPC's observations go on recording their timers, but make no spans of their own ({@link
- * GrpcObservationsWithoutSpans}): one span per call, the library's.
+ * (retries and hedges each their own) with the deadline handed down and its attempt number.
+ * Wherever Micrometer Tracing is, Spring gRPC's observations go on recording their timers but make
+ * no spans of their own ({@link GrpcObservationsWithoutSpans}): one span per call, the library's,
+ * and none at all while nothing is exported.
  */
 @AutoConfiguration(
         afterName = {
@@ -37,42 +38,46 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
             "dev.grpcops.springgrpc.admission.AdmissionAutoConfiguration"
         })
 @ConditionalOnClass({OpenTelemetry.class, GrpcTracing.class})
-@ConditionalOnProperty(name = TracingEnvironment.EXPORT, havingValue = "true")
-@ConditionalOnBean(OpenTelemetry.class)
-@Import(TracingConfiguration.class)
 public class TracingAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration")
-    static class ServerSide {
+    @ConditionalOnProperty(name = TracingEnvironment.EXPORT, havingValue = "true")
+    @ConditionalOnBean(OpenTelemetry.class)
+    @Import(TracingConfiguration.class)
+    static class LibrarySpans {
 
-        @Bean
-        @ConditionalOnMissingBean(name = "grpcopsServedCallSpans")
-        @GlobalServerInterceptor
-        @Order(GrpcopsInterceptorOrder.TRACE_CONTEXT)
-        ServerInterceptor grpcopsServedCallSpans(GrpcTracing tracing) {
-            return tracing.servedCalls();
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "org.springframework.boot.grpc.server.autoconfigure.GrpcServerAutoConfiguration")
+        static class ServerSide {
+
+            @Bean
+            @ConditionalOnMissingBean(name = "grpcopsServedCallSpans")
+            @GlobalServerInterceptor
+            @Order(GrpcopsInterceptorOrder.TRACE_CONTEXT)
+            ServerInterceptor grpcopsServedCallSpans(GrpcTracing tracing) {
+                return tracing.servedCalls();
+            }
+
+            @Bean
+            @ConditionalOnMissingBean(name = "grpcopsServedCallTags")
+            @GlobalServerInterceptor
+            @Order(GrpcopsInterceptorOrder.TRACE_TAGS)
+            ServerInterceptor grpcopsServedCallTags(GrpcTracing tracing) {
+                return tracing.servedCallTags();
+            }
         }
 
-        @Bean
-        @ConditionalOnMissingBean(name = "grpcopsServedCallTags")
-        @GlobalServerInterceptor
-        @Order(GrpcopsInterceptorOrder.TRACE_TAGS)
-        ServerInterceptor grpcopsServedCallTags(GrpcTracing tracing) {
-            return tracing.servedCallTags();
-        }
-    }
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration")
+        static class ClientSide {
 
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration")
-    static class ClientSide {
-
-        @Bean
-        @ConditionalOnMissingBean(name = "grpcopsAttemptSpans")
-        @GlobalClientInterceptor
-        @Order(GrpcopsInterceptorOrder.TRACE_ATTEMPT)
-        ClientInterceptor grpcopsAttemptSpans(GrpcTracing tracing) {
-            return tracing.attempts();
+            @Bean
+            @ConditionalOnMissingBean(name = "grpcopsAttemptSpans")
+            @GlobalClientInterceptor
+            @Order(GrpcopsInterceptorOrder.TRACE_ATTEMPT)
+            ClientInterceptor grpcopsAttemptSpans(GrpcTracing tracing) {
+                return tracing.attempts();
+            }
         }
     }
 

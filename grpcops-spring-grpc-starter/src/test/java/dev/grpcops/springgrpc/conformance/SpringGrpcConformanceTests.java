@@ -1,12 +1,15 @@
 package dev.grpcops.springgrpc.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import dev.grpcops.proto.chain.v1.CheckRequest;
-import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.proto.chain.v1.PricingGrpc;
+import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.spring.conformance.StarterConformance;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The conformance suite against this starter, on Spring gRPC and Spring Boot 4. */
@@ -32,11 +35,32 @@ class SpringGrpcConformanceTests extends StarterConformance {
 
     @Test
     void springGrpcsObservationsRecordTheirTimersWhileTheLibraryMakesTheSpans() {
-        StockGrpc.newBlockingStub(channel())
-                .check(CheckRequest.newBuilder().setSku("observed").build());
-
         MeterRegistry meters = running().getBean(MeterRegistry.class);
-        assertThat(meters.get("grpc.server").tag("rpc.method", "Check").timer().count())
-                .isPositive();
+        double quotesBefore = served(meters, "Quote");
+        double checksSentBefore = sent(meters, "Check");
+
+        PricingGrpc.newBlockingStub(channel())
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .quote(QuoteRequest.newBuilder().setSku("observed").build());
+
+        // Each is recorded as its call closes, which may be just after the answer reached the test.
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            assertThat(served(meters, "Quote")).as("grpc.server: the Quote served").isEqualTo(quotesBefore + 1);
+            assertThat(sent(meters, "Check"))
+                    .as("grpc.client: Pricing's Check to Stock")
+                    .isEqualTo(checksSentBefore + 1);
+        });
+    }
+
+    private static double served(MeterRegistry meters, String method) {
+        return meters.find("grpc.server").tag("rpc.method", method).timers().stream()
+                .mapToDouble(timer -> timer.count())
+                .sum();
+    }
+
+    private static double sent(MeterRegistry meters, String method) {
+        return meters.find("grpc.client").tag("rpc.method", method).timers().stream()
+                .mapToDouble(timer -> timer.count())
+                .sum();
     }
 }

@@ -15,7 +15,17 @@ class TracingEnvironmentTests {
     private static final String ENDPOINT = "management.opentelemetry.tracing.export.otlp.endpoint";
 
     private static StandardEnvironment environment(Map<String, Object> given) {
-        StandardEnvironment environment = new StandardEnvironment();
+        return environment(given, Map.of());
+    }
+
+    /** {@code given} as the application's properties, {@code variables} as the process's environment. */
+    private static StandardEnvironment environment(Map<String, Object> given, Map<String, Object> variables) {
+        StandardEnvironment environment = new StandardEnvironment() {
+            @Override
+            public Map<String, Object> getSystemEnvironment() {
+                return variables;
+            }
+        };
         environment.getPropertySources().addFirst(new MapPropertySource("given", given));
         new TracingEnvironment(new DeferredLogs()).postProcessEnvironment(environment, new SpringApplication());
         return environment;
@@ -38,25 +48,40 @@ class TracingEnvironmentTests {
     }
 
     @Test
-    void boot3sEndpointIsTakenAsBoot4s() {
-        StandardEnvironment environment =
-                environment(Map.of("management.otlp.tracing.endpoint", "http://collector:4318/v1/traces"));
+    void boot3sExportSettingsAreTakenAsBoot4s() {
+        StandardEnvironment environment = environment(Map.of(
+                "management.otlp.tracing.endpoint", "http://collector:4318/v1/traces",
+                "management.otlp.tracing.headers.authorization", "Bearer t",
+                "management.otlp.tracing.transport", "grpc"));
         assertThat(environment.getProperty(ENDPOINT)).isEqualTo("http://collector:4318/v1/traces");
+        assertThat(environment.getProperty("management.opentelemetry.tracing.export.otlp.headers.authorization"))
+                .isEqualTo("Bearer t");
+        assertThat(environment.getProperty("management.opentelemetry.tracing.export.otlp.transport"))
+                .isEqualTo("grpc");
         assertThat(environment.getProperty("management.tracing.export.enabled")).isEqualTo("true");
+
+        StandardEnvironment both = environment(Map.of(
+                "management.otlp.tracing.endpoint", "http://old:4318/v1/traces", ENDPOINT, "http://new:4318/v1/traces"));
+        assertThat(both.getProperty(ENDPOINT)).as("Boot 4's own name wins").isEqualTo("http://new:4318/v1/traces");
     }
 
     @Test
     void theSdksVariablesSwitchTracingOnAndBootMapsThem() {
-        StandardEnvironment environment = environment(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"));
+        StandardEnvironment environment =
+                environment(Map.of(), Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"));
         assertThat(environment.getProperty("management.tracing.export.enabled")).isEqualTo("true");
         assertThat(environment.getProperty(ENDPOINT)).as("Boot 4's own post-processor maps it").isNull();
 
-        StandardEnvironment notMapped = environment(Map.of(
-                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                "http://collector:4318/v1/traces",
-                "management.opentelemetry.map-environment-variables",
-                "false"));
+        StandardEnvironment notMapped = environment(
+                Map.of("management.opentelemetry.map-environment-variables", "false"),
+                Map.of("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://collector:4318/v1/traces"));
         assertThat(notMapped.getProperty("management.tracing.export.enabled")).isEqualTo("false");
+
+        StandardEnvironment asAProperty =
+                environment(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"), Map.of());
+        assertThat(asAProperty.getProperty("management.tracing.export.enabled"))
+                .as("Boot maps the variable from the process's environment only")
+                .isEqualTo("false");
     }
 
     @Test
