@@ -68,6 +68,14 @@ class TracingEnvironmentTests {
     }
 
     @Test
+    void aZipkinEndpointKeepsExportOn() {
+        StandardEnvironment environment =
+                environment(Map.of("management.zipkin.tracing.endpoint", "http://zipkin:9411/api/v2/spans"));
+        assertThat(environment.getProperty("management.tracing.enabled")).isEqualTo("true");
+        assertThat(environment.getProperty("management.otlp.tracing.endpoint")).isNull();
+    }
+
+    @Test
     void whatTheApplicationSetsWins() {
         StandardEnvironment environment = environment(Map.of(
                 "management.otlp.tracing.endpoint", "http://c:4318/v1/traces", "management.tracing.enabled", "false"));

@@ -48,6 +48,14 @@ class TracingEnvironmentTests {
     }
 
     @Test
+    void aZipkinEndpointKeepsExportOn() {
+        StandardEnvironment environment =
+                environment(Map.of("management.zipkin.tracing.endpoint", "http://zipkin:9411/api/v2/spans"));
+        assertThat(environment.getProperty("management.tracing.export.enabled")).isEqualTo("true");
+        assertThat(environment.getProperty(ENDPOINT)).isNull();
+    }
+
+    @Test
     void boot3sExportSettingsAreTakenAsBoot4s() {
         StandardEnvironment environment = environment(Map.of(
                 "management.otlp.tracing.endpoint", "http://collector:4318/v1/traces",

@@ -15,13 +15,15 @@ import org.springframework.util.ClassUtils;
 public final class TracingDefaults {
 
     static final String BAGGAGE = "management.tracing.baggage.enabled";
+    static final String ZIPKIN_ENDPOINT = "management.zipkin.tracing.endpoint";
     static final String CORRELATION_PATTERN = "logging.pattern.correlation";
 
     private TracingDefaults() {}
 
     /**
      * Adds to {@code defaults} (a property source added last, so the application's own settings win):
-     * {@code exportSwitch} as whether {@code endpoint} is set, baggage off, and, while the
+     * {@code exportSwitch} as whether {@code endpoint} (OTLP) or Boot's {@code
+     * management.zipkin.tracing.endpoint} is set (the switch is Boot's for every exporter), baggage off, and, while the
      * application has not switched export off itself, {@code %grpcopsCorrelation} as Boot's
      * correlation pattern (with Logback and OpenTelemetry present). Under Spring AOT, warns when
      * {@code aotTracingBeans}, what AOT generates for the starter's tracing configuration, is absent.
@@ -34,6 +36,9 @@ public final class TracingDefaults {
             @Nullable String endpoint,
             String exportSwitch,
             String aotTracingBeans) {
+        if (endpoint == null || endpoint.isBlank()) {
+            endpoint = environment.getProperty(ZIPKIN_ENDPOINT);
+        }
         boolean exporting = endpoint != null && !endpoint.isBlank();
         defaults.put(exportSwitch, Boolean.toString(exporting));
         // Boot's baggage layer reads and writes baggage on every call, sampled or not, for fields
