@@ -16,6 +16,8 @@ public final class TracingDefaults {
 
     static final String BAGGAGE = "management.tracing.baggage.enabled";
     static final String ZIPKIN_ENDPOINT = "management.zipkin.tracing.endpoint";
+    static final String EXEMPLARS_ON_ALL_TYPES =
+            "management.prometheus.metrics.export.properties.io.prometheus.exporter.exemplarsOnAllMetricTypes";
     static final String CORRELATION_PATTERN = "logging.pattern.correlation";
 
     private TracingDefaults() {}
@@ -25,7 +27,8 @@ public final class TracingDefaults {
      * {@code exportSwitch} as whether {@code endpoint} (OTLP) or Boot's {@code
      * management.zipkin.tracing.endpoint} is set (the switch is Boot's for every exporter), baggage off, and, while the
      * application has not switched export off itself, {@code %grpcopsCorrelation} as Boot's
-     * correlation pattern (with Logback and OpenTelemetry present). Under Spring AOT, warns when
+     * correlation pattern (with Logback and OpenTelemetry present) and Prometheus exemplars only on
+     * buckets and counters. Under Spring AOT, warns when
      * {@code aotTracingBeans}, what AOT generates for the starter's tracing configuration, is absent.
      */
     public static void add(
@@ -46,6 +49,12 @@ public final class TracingDefaults {
         defaults.put(BAGGAGE, "false");
         // What the application set itself, before this source's default is added.
         boolean tracing = exporting && environment.getProperty(exportSwitch, Boolean.class, true);
+        if (tracing) {
+            // Micrometer puts exemplars on every series, _count included, while a span is current;
+            // Prometheus 2.42 (Debian 12's) fails the whole scrape on an exemplar there
+            // ("…_count does not support exemplars"). Buckets and counters keep theirs.
+            defaults.put(EXEMPLARS_ON_ALL_TYPES, "false");
+        }
         if (tracing
                 && ClassUtils.isPresent("ch.qos.logback.classic.PatternLayout", classLoader)
                 && ClassUtils.isPresent("io.opentelemetry.api.trace.SpanContext", classLoader)
