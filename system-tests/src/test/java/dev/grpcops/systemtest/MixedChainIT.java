@@ -136,7 +136,10 @@ class MixedChainIT {
         List<ReceivedSpan> trace = await("the Checkout's five spans")
                 .atMost(Duration.ofSeconds(30))
                 .during(Duration.ofMillis(600))
-                .until(() -> traceOfCheckoutArrivingWithin(2_500, 3_000), spans -> spans.size() == 5);
+                .until(
+                        () -> traces.traceServed(
+                                "edge-service", "chain.v1.Edge/Checkout", ms -> ms > 2_500 && ms <= 3_000),
+                        spans -> spans.size() == 5);
         // Exactly one span of each, each the parent of the next: Spring gRPC's observations on the
         // Boot 4 hop make none of their own.
         CheckoutHops hops = CheckoutHops.of(trace, "pricing-boot4");
@@ -204,24 +207,6 @@ class MixedChainIT {
                         - Prometheus.sum(before, "grpc_admission_dispatched_total", sheddableLevel))
                 .as("Checks Stock admitted as sheddable, forwarded by Edge (Boot 3) then Pricing (Boot 4)")
                 .isGreaterThanOrEqualTo(5);
-    }
-
-    /** Every span of the first trace whose Edge served a Checkout that arrived with this much budget, in ms. */
-    private static List<ReceivedSpan> traceOfCheckoutArrivingWithin(double low, double high) {
-        return traces.spans.stream()
-                .filter(span -> span.service().equals("edge-service")
-                        && span.parentSpanId().isEmpty()
-                        && span.attribute("grpcops.budget.remaining_ms") != null)
-                .filter(span -> {
-                    double remaining = Double.parseDouble(span.attribute("grpcops.budget.remaining_ms"));
-                    return remaining > low && remaining <= high;
-                })
-                .map(ReceivedSpan::traceId)
-                .findFirst()
-                .map(traceId -> traces.spans.stream()
-                        .filter(span -> span.traceId().equals(traceId))
-                        .toList())
-                .orElse(List.of());
     }
 
     private static List<LedgerLine> ledger(Metadata trailers) {

@@ -16,6 +16,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.DoublePredicate;
 import java.util.stream.Collectors;
 
 /**
@@ -95,12 +96,22 @@ public final class OtlpReceiver implements AutoCloseable {
      * less than {@code budgetMs} of budget (one made with a shorter deadline than the warm-up calls').
      */
     public List<ReceivedSpan> checkoutTrace(double budgetMs) {
+        return traceServed("edge-service", "chain.v1.Edge/Checkout", remainingMs -> remainingMs < budgetMs);
+    }
+
+    /**
+     * Every span of the first trace received whose root is {@code service} serving {@code method}
+     * with a budget on arrival, in ms, that {@code remainingMs} accepts: a call told from the others
+     * by the deadline it was made with.
+     */
+    public List<ReceivedSpan> traceServed(String service, String method, DoublePredicate remainingMs) {
         return spans.stream()
-                .filter(span -> span.service().equals("edge-service")
+                .filter(span -> span.service().equals(service)
+                        && span.name().equals(method)
                         && span.kind() == Span.SpanKind.SPAN_KIND_SERVER
                         && span.parentSpanId().isEmpty()
-                        && span.attribute("grpcops.budget.remaining_ms") != null
-                        && Double.parseDouble(span.attribute("grpcops.budget.remaining_ms")) < budgetMs)
+                        && span.attribute("grpcops.budget.remaining_ms") != null)
+                .filter(span -> remainingMs.test(Double.parseDouble(span.attribute("grpcops.budget.remaining_ms"))))
                 .map(ReceivedSpan::traceId)
                 .findFirst()
                 .map(traceId -> spans.stream()

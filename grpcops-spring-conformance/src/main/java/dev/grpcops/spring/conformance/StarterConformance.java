@@ -61,6 +61,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 public abstract class StarterConformance {
 
     private static final String WARM_UP = "grpcops.warmup.calls[0].";
+    /** The application's name, which its spans carry as their service. */
+    private static final String SERVICE = "grpcops-conformance";
 
     private ConfigurableApplicationContext app;
     private OtlpReceiver traces;
@@ -120,6 +122,7 @@ public abstract class StarterConformance {
 
     private ConfigurableApplicationContext start(int port, String... more) {
         List<String> properties = new ArrayList<>(serveOn(port));
+        properties.add("spring.application.name=" + SERVICE);
         properties.add("grpcops.shutdown.drain-delay=300ms");
         properties.addAll(List.of(more));
         return new SpringApplicationBuilder(application())
@@ -204,10 +207,12 @@ public abstract class StarterConformance {
         List<ReceivedSpan> trace = await("the Quote's trace: Pricing served, its Check sent, Stock served")
                 .atMost(Duration.ofSeconds(30))
                 .during(Duration.ofMillis(600))
-                .until(() -> traceOfQuoteServedWithMoreThan(4_000), spans -> spans.size() == 3);
-        ReceivedSpan quote = one(trace, SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
-        ReceivedSpan attempt = one(trace, SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
-        ReceivedSpan check = one(trace, SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check");
+                .until(
+                        () -> traces.traceServed(SERVICE, "chain.v1.Pricing/Quote", ms -> ms > 4_000),
+                        spans -> spans.size() == 3);
+        ReceivedSpan quote = OtlpReceiver.one(trace, SERVICE, SpanKind.SPAN_KIND_SERVER, "chain.v1.Pricing/Quote");
+        ReceivedSpan attempt = OtlpReceiver.one(trace, SERVICE, SpanKind.SPAN_KIND_CLIENT, "chain.v1.Stock/Check");
+        ReceivedSpan check = OtlpReceiver.one(trace, SERVICE, SpanKind.SPAN_KIND_SERVER, "chain.v1.Stock/Check");
         assertThat(trace)
                 .as("one span per served call and per attempt, none from the integration's own observations")
                 .hasSize(3);
@@ -228,29 +233,6 @@ public abstract class StarterConformance {
         assertThat(app.getEnvironment().getProperty("logging.pattern.correlation"))
                 .as("log lines written while serving carry the trace and span ids")
                 .isEqualTo("%grpcopsCorrelation");
-    }
-
-    /** Every span of the first trace whose Pricing served a Quote with more than {@code budgetMs} left. */
-    private List<ReceivedSpan> traceOfQuoteServedWithMoreThan(double budgetMs) {
-        return traces.spans.stream()
-                .filter(span -> span.kind() == SpanKind.SPAN_KIND_SERVER
-                        && span.name().equals("chain.v1.Pricing/Quote")
-                        && span.attribute("grpcops.budget.remaining_ms") != null
-                        && Double.parseDouble(span.attribute("grpcops.budget.remaining_ms")) > budgetMs)
-                .map(ReceivedSpan::traceId)
-                .findFirst()
-                .map(traceId -> traces.spans.stream()
-                        .filter(span -> span.traceId().equals(traceId))
-                        .toList())
-                .orElse(List.of());
-    }
-
-    private static ReceivedSpan one(List<ReceivedSpan> trace, SpanKind kind, String name) {
-        List<ReceivedSpan> found = trace.stream()
-                .filter(span -> span.kind() == kind && span.name().equals(name))
-                .toList();
-        assertThat(found).as("%s %s in %s", kind, name, trace).hasSize(1);
-        return found.get(0);
     }
 
     @Test

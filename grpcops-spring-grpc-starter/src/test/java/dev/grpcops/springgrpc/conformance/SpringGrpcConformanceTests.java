@@ -7,6 +7,7 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.spring.conformance.StarterConformance;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -36,8 +37,8 @@ class SpringGrpcConformanceTests extends StarterConformance {
     @Test
     void springGrpcsObservationsRecordTheirTimersWhileTheLibraryMakesTheSpans() {
         MeterRegistry meters = running().getBean(MeterRegistry.class);
-        double quotesBefore = served(meters, "Quote");
-        double checksSentBefore = sent(meters, "Check");
+        double quotesBefore = timed(meters, "grpc.server", "Quote");
+        double checksSentBefore = timed(meters, "grpc.client", "Check");
 
         PricingGrpc.newBlockingStub(channel())
                 .withDeadlineAfter(5, TimeUnit.SECONDS)
@@ -45,22 +46,19 @@ class SpringGrpcConformanceTests extends StarterConformance {
 
         // Each is recorded as its call closes, which may be just after the answer reached the test.
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            assertThat(served(meters, "Quote")).as("grpc.server: the Quote served").isEqualTo(quotesBefore + 1);
-            assertThat(sent(meters, "Check"))
+            assertThat(timed(meters, "grpc.server", "Quote"))
+                    .as("grpc.server: the Quote served")
+                    .isEqualTo(quotesBefore + 1);
+            assertThat(timed(meters, "grpc.client", "Check"))
                     .as("grpc.client: Pricing's Check to Stock")
                     .isEqualTo(checksSentBefore + 1);
         });
     }
 
-    private static double served(MeterRegistry meters, String method) {
-        return meters.find("grpc.server").tag("rpc.method", method).timers().stream()
-                .mapToDouble(timer -> timer.count())
-                .sum();
-    }
-
-    private static double sent(MeterRegistry meters, String method) {
-        return meters.find("grpc.client").tag("rpc.method", method).timers().stream()
-                .mapToDouble(timer -> timer.count())
+    /** Calls of {@code method} that Spring gRPC's observation {@code timer} (grpc.server, grpc.client) has timed. */
+    private static double timed(MeterRegistry meters, String timer, String method) {
+        return meters.find(timer).tag("rpc.method", method).timers().stream()
+                .mapToDouble(Timer::count)
                 .sum();
     }
 }
