@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.RawBytes;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -16,8 +17,6 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -31,12 +30,7 @@ import org.junit.jupiter.api.Timeout;
 class MalformedRequestsTests {
 
     /** The bytes of a request, sent as they are: what a broken or hostile client sends. */
-    private static final MethodDescriptor<byte[], byte[]> RAW_CHECK = MethodDescriptor.<byte[], byte[]>newBuilder()
-            .setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName(StockGrpc.getCheckMethod().getFullMethodName())
-            .setRequestMarshaller(new Bytes())
-            .setResponseMarshaller(new Bytes())
-            .build();
+    private static final MethodDescriptor<byte[], byte[]> RAW_CHECK = RawBytes.of(StockGrpc.getCheckMethod());
 
     private final AtomicInteger handled = new AtomicInteger();
     private final List<String> malformed = new CopyOnWriteArrayList<>();
@@ -165,23 +159,6 @@ class MalformedRequestsTests {
             responses.onNext(
                     CheckReply.newBuilder().setSku(request.getSku()).setQty(7).build());
             responses.onCompleted();
-        }
-    }
-
-    private static final class Bytes implements MethodDescriptor.Marshaller<byte[]> {
-
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException(e);
-            }
         }
     }
 }

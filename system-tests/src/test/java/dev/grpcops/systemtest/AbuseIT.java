@@ -10,6 +10,7 @@ import dev.grpcops.proto.chain.v1.CheckoutReply;
 import dev.grpcops.proto.chain.v1.CheckoutRequest;
 import dev.grpcops.proto.chain.v1.EdgeGrpc;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.RawBytes;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
@@ -23,10 +24,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -454,29 +452,6 @@ class AbuseIT {
 
     /** A method sending and receiving raw bytes: what a client that is not ours sends. */
     private static MethodDescriptor<byte[], byte[]> raw(String fullMethodName) {
-        return MethodDescriptor.<byte[], byte[]>newBuilder()
-                .setType(MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName(fullMethodName)
-                .setRequestMarshaller(Bytes.INSTANCE)
-                .setResponseMarshaller(Bytes.INSTANCE)
-                .build();
-    }
-
-    private enum Bytes implements MethodDescriptor.Marshaller<byte[]> {
-        INSTANCE;
-
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        return RawBytes.unary(fullMethodName);
     }
 }

@@ -10,6 +10,7 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.testing.RawBytes;
 import dev.grpcops.testsupport.OtlpReceiver;
 import dev.grpcops.testsupport.OtlpReceiver.ReceivedSpan;
 import io.grpc.CallOptions;
@@ -26,10 +27,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.proto.trace.v1.Span.SpanKind;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -128,24 +126,6 @@ public abstract class StarterConformance {
         return new SpringApplicationBuilder(application())
                 .properties(properties.toArray(String[]::new))
                 .run();
-    }
-
-    /** Requests and answers as they are on the wire. */
-    private static final class Bytes implements MethodDescriptor.Marshaller<byte[]> {
-
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
     }
 
     private static int freePort() throws IOException {
@@ -270,12 +250,7 @@ public abstract class StarterConformance {
 
     @Test
     void aRequestThatDoesNotParseIsInvalidArgumentAndTheServiceKeepsServing() {
-        MethodDescriptor<byte[], byte[]> rawCheck = MethodDescriptor.<byte[], byte[]>newBuilder()
-                .setType(MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName(StockGrpc.getCheckMethod().getFullMethodName())
-                .setRequestMarshaller(new Bytes())
-                .setResponseMarshaller(new Bytes())
-                .build();
+        MethodDescriptor<byte[], byte[]> rawCheck = RawBytes.of(StockGrpc.getCheckMethod());
         for (int i = 0; i < 3; i++) {
             StatusRuntimeException refused = catchThrowableOfType(
                     StatusRuntimeException.class,
