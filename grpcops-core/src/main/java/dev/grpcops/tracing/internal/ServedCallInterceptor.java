@@ -1,7 +1,6 @@
 package dev.grpcops.tracing.internal;
 
 import dev.grpcops.internal.ContextAttachingListener;
-import dev.grpcops.internal.ContextualizedListener;
 import dev.grpcops.internal.WarmUpMark;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
@@ -18,12 +17,14 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Outermost on the server: the served call's span, a child of the trace context the caller sent,
  * sampled as the SDK's sampler says. The span goes into the call's gRPC context; an interceptor
  * further in that runs every callback in a context of its own built on this one (the budget's,
- * admission's) saves attaching it again around each callback. Every callback also runs with the
+ * admission's) saves attaching it again around each callback; without one, this interceptor's
+ * listener attaches it. Every callback also runs with the
  * span current in OpenTelemetry's context, so that what the handler does under other
  * instrumentation (an HTTP client, a database, an {@code @Observed} method) joins the call's trace,
  * sampled or not as the call is. Only a recorded span has its call wrapped, to end it with the
@@ -77,10 +78,8 @@ public final class ServedCallInterceptor implements ServerInterceptor {
             context.detach(previous);
         }
         Context inner = ContextAttachingListener.attachedContextOf(handler);
-        if (inner == null || ServedSpan.KEY.get(inner) != served) {
-            handler = new ContextualizedListener<>(context, handler);
-        }
-        return new TracedListener<>(handler, served, parent.with(span));
+        boolean attachedFurtherIn = inner != null && ServedSpan.KEY.get(inner) == served;
+        return new TracedListener<>(handler, served, parent.with(span), attachedFurtherIn ? null : context);
     }
 
     private static final class EndingCall<ReqT, RespT>
@@ -101,23 +100,31 @@ public final class ServedCallInterceptor implements ServerInterceptor {
     }
 
     /**
-     * Runs every callback with the span current in OpenTelemetry's context, and ends a recorded span
-     * of a call that never closed: cancelled by its caller, or past its deadline.
+     * Runs every callback with the span current in OpenTelemetry's context (and in the call's gRPC
+     * context, when no listener further in attaches one built on it), and ends a recorded span of a
+     * call that never closed: cancelled by its caller, or past its deadline.
      */
     private static final class TracedListener<ReqT>
             extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT>
             implements ContextAttachingListener {
 
         private final ServedSpan served;
-        private final Context attached;
         private final io.opentelemetry.context.Context current;
+        /** The call's gRPC context, attached around each callback; null when a listener further in does. */
+        private final Context attaching;
+
+        private final Context attached;
 
         TracedListener(
-                ServerCall.Listener<ReqT> delegate, ServedSpan served, io.opentelemetry.context.Context current) {
+                ServerCall.Listener<ReqT> delegate,
+                ServedSpan served,
+                io.opentelemetry.context.Context current,
+                Context attaching) {
             super(delegate);
             this.served = served;
-            this.attached = ContextAttachingListener.attachedContextOf(delegate);
             this.current = current;
+            this.attaching = attaching;
+            this.attached = attaching != null ? attaching : ContextAttachingListener.attachedContextOf(delegate);
         }
 
         @Override
@@ -128,28 +135,31 @@ public final class ServedCallInterceptor implements ServerInterceptor {
         @Override
         public void onMessage(ReqT message) {
             try (Scope ignored = current.makeCurrent()) {
-                super.onMessage(message);
+                Context previous = attaching == null ? null : attaching.attach();
+                try {
+                    super.onMessage(message);
+                } finally {
+                    if (attaching != null) {
+                        attaching.detach(previous);
+                    }
+                }
             }
         }
 
         @Override
         public void onHalfClose() {
-            try (Scope ignored = current.makeCurrent()) {
-                super.onHalfClose();
-            }
+            inContexts(ServerCall.Listener::onHalfClose);
         }
 
         @Override
         public void onReady() {
-            try (Scope ignored = current.makeCurrent()) {
-                super.onReady();
-            }
+            inContexts(ServerCall.Listener::onReady);
         }
 
         @Override
         public void onCancel() {
-            try (Scope ignored = current.makeCurrent()) {
-                super.onCancel();
+            try {
+                inContexts(ServerCall.Listener::onCancel);
             } finally {
                 served.end(Status.CANCELLED);
             }
@@ -157,10 +167,24 @@ public final class ServedCallInterceptor implements ServerInterceptor {
 
         @Override
         public void onComplete() {
-            try (Scope ignored = current.makeCurrent()) {
-                super.onComplete();
+            try {
+                inContexts(ServerCall.Listener::onComplete);
             } finally {
                 served.end(Status.OK);
+            }
+        }
+
+        /** Takes non-capturing method references: nothing is allocated per callback. */
+        private void inContexts(Consumer<ServerCall.Listener<ReqT>> callback) {
+            try (Scope ignored = current.makeCurrent()) {
+                Context previous = attaching == null ? null : attaching.attach();
+                try {
+                    callback.accept(delegate());
+                } finally {
+                    if (attaching != null) {
+                        attaching.detach(previous);
+                    }
+                }
             }
         }
     }
