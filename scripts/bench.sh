@@ -32,8 +32,9 @@
 #   --connections N  connections to Edge the calls are spread over (default 8)
 #   --skus N         SKUs per Checkout (default 3: a, b, c)
 #   --out FILE       also write the report to FILE
-#   --rounds N       run the contenders N times, interleaved (a b c a b c ...), and report the
-#                    median of each number: steadier on a machine others use (default 1)
+#   --rounds N       run the contenders N times, interleaved, every other round in reverse
+#                    (a b c c b a a b c ...), and report the median of each number and each
+#                    round's Checkouts/s: steadier on a machine others use (default 1)
 #   --only LIST      run only these contenders, e.g. --only a,b (default: all that are configured)
 #   --build          rebuild the jars even if they exist (default: build only what is missing)
 #   --otlp-sink PORT run an OTLP/HTTP trace receiver on 127.0.0.1:PORT that counts and drops the
@@ -545,7 +546,14 @@ fi
 
 failed=()
 for ((round = 1; round <= ROUNDS; round++)); do
-  for id in "${CONTENDERS[@]}"; do
+  # Every other round runs the contenders in reverse (a b, b a, a b ...): a machine that speeds up
+  # or slows down over the run (neighbours, caches, its clock) then favours none of them.
+  order=("${CONTENDERS[@]}")
+  if ((round % 2 == 0)); then
+    order=()
+    for ((k = ${#CONTENDERS[@]} - 1; k >= 0; k--)); do order+=("${CONTENDERS[k]}"); done
+  fi
+  for id in "${order[@]}"; do
     if [ "$id" = e ] && [ ${#VARIANT_ARGS[@]} -eq 0 ] && [ -z "$VARIANT_JARS" ]; then
       continue
     fi
@@ -597,14 +605,20 @@ def median_of(results):
             out["status"][code] = out["status"].get(code, 0) + n
     return out
 res = {}
+each = {}
+round_no = lambda p: int(p.split("round-")[-1].split(os.sep)[0])
 for i in ids:
-    rounds = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(run_dir, i, "round-*", "result.json")))]
+    paths = sorted(glob.glob(os.path.join(run_dir, i, "round-*", "result.json")), key=round_no)
+    rounds = [json.load(open(p)) for p in paths]
     if rounds:
         res[i] = median_of(rounds)
+        each[i] = rounds
 base = res.get("a", {}).get("throughput")
+several = any(len(r) > 1 for r in each.values())
 out = []
-out.append("| contender | Checkouts/s | p50 ms | p99 ms | CPU s / 1000 Checkouts | ratio to (a) |")
-out.append("|---|---:|---:|---:|---:|---:|")
+out.append("| contender | Checkouts/s | p50 ms | p99 ms | CPU s / 1000 Checkouts | ratio to (a) |"
+           + (" each round, Checkouts/s |" if several else ""))
+out.append("|---|---:|---:|---:|---:|---:|" + ("---:|" if several else ""))
 for i in ["a", "b", "c", "d", "e"]:
     if i not in ids or (i == "e" and not variant):
         continue
@@ -612,10 +626,11 @@ for i in ["a", "b", "c", "d", "e"]:
     if r is None:
         why = os.path.join(run_dir, i, "failure.txt")
         why = open(why).read().strip().replace("\n", "; ").replace("|", "/") if os.path.exists(why) else "see the logs"
-        out.append(f"| {names[i]} | FAILED: {why} | | | | |")
+        out.append(f"| {names[i]} | FAILED: {why} | | | | |" + (" |" if several else ""))
         continue
     ratio = f"{r['throughput'] / base:.2f}" if base else "—"
-    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {ratio} |")
+    rounds = " ".join(f"{x['throughput']:.0f}" for x in each[i]) + " |" if several else ""
+    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {ratio} |" + (" " + rounds if several else ""))
 out.append("")
 out.append("Where the CPU went: CPU s / 1000 Checkouts (cores kept busy) during the measured period; the last column is")
 out.append("every other process on the machine, in cores: well above 0, neighbours competed with the run.")
@@ -663,7 +678,7 @@ fi
   echo "- machine: $(nproc) CPUs (nproc), ${CPU_MODEL}; $(awk '/MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo)"
   echo "- load average before the run: ${LOAD_BEFORE##*load average: } (1, 5, 15 min); after: ${LOAD_AFTER##*load average: }"
   echo "- java: $JAVA_VERSION${BENCH_JAVA_OPTS:+, options: $BENCH_JAVA_OPTS}"
-  echo "- load: chain.v1.Edge/Checkout \`$DATA\` (delay_ms 0, no deadline: every hop uses the 2 s default budget), warm-up ${WARMUP} s, measured ${DURATION} s, one contender after another$( [ "$ROUNDS" -gt 1 ] && echo "; $ROUNDS rounds interleaved, each number the median over the rounds")"
+  echo "- load: chain.v1.Edge/Checkout \`$DATA\` (delay_ms 0, no deadline: every hop uses the 2 s default budget), warm-up ${WARMUP} s, measured ${DURATION} s, one contender after another$( [ "$ROUNDS" -gt 1 ] && echo "; $ROUNDS rounds interleaved, every other one in reverse order, each number the median over the rounds")"
   echo "- driver: $DRIVER_LINE"
   echo "- CPU: utime+stime of the three server processes (/proc/<pid>/stat, sampled every 0.2 s) over the measured period, per 1000 completed Checkouts"
   echo
