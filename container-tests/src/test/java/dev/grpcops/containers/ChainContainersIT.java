@@ -61,6 +61,14 @@ class ChainContainersIT {
                         .checkout(CheckoutRequest.newBuilder().addSkus("warm").build())
                         .getLines(0)
                         .getAvailable());
+        // Through Edge, both Pricing replicas (pricing-2 publishes no port) and every Stock replica:
+        // their paths compile here, not in the fan-out below, whose lines each have a budget to meet.
+        for (int i = 0; i < 20; i++) {
+            edge().withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .checkout(CheckoutRequest.newBuilder()
+                            .addAllSkus(List.of("warm-a", "warm-b", "warm-c", "warm-d"))
+                            .build());
+        }
         // pricing-1, asked directly below, warmed on its own: its connections to the Stock replicas
         // open and its path compiles here, not in the first Quote whose budget is read.
         for (int i = 0; i < 20; i++) {
