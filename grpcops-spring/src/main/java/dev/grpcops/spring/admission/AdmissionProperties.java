@@ -31,9 +31,9 @@ public class AdmissionProperties {
      * Seats: calls the server runs at once, shared by the levels by their shares. Calls beyond it
      * wait in fair queues. The default keeps the chain at full throughput on 2 cores and its
      * latency under a flood far below a 1 s deadline (docs/overload.md, "Who gets rejected under overload").
-     * Waiting costs: with a third of Edge's Checkouts waiting for seats, its callers' connections
-     * carried a third more packets per call and the saturated chain about a tenth fewer Checkouts
-     * (docs/benchmarks.md).
+     * Fewer seats cost throughput at saturation: with 128 at Edge, its callers' connections carried
+     * a third more packets per Checkout than with 512 (fewer calls running at once batch less), and
+     * the chain made about a tenth fewer Checkouts (docs/benchmarks.md).
      */
     private int limit = 128;
 
