@@ -135,13 +135,11 @@ public final class ServedCallInterceptor implements ServerInterceptor {
         @Override
         public void onMessage(ReqT message) {
             try (Scope ignored = current.makeCurrent()) {
-                Context previous = attaching == null ? null : attaching.attach();
+                Context previous = attachCallContext();
                 try {
                     super.onMessage(message);
                 } finally {
-                    if (attaching != null) {
-                        attaching.detach(previous);
-                    }
+                    detachCallContext(previous);
                 }
             }
         }
@@ -177,14 +175,23 @@ public final class ServedCallInterceptor implements ServerInterceptor {
         /** Takes non-capturing method references: nothing is allocated per callback. */
         private void inContexts(Consumer<ServerCall.Listener<ReqT>> callback) {
             try (Scope ignored = current.makeCurrent()) {
-                Context previous = attaching == null ? null : attaching.attach();
+                Context previous = attachCallContext();
                 try {
                     callback.accept(delegate());
                 } finally {
-                    if (attaching != null) {
-                        attaching.detach(previous);
-                    }
+                    detachCallContext(previous);
                 }
+            }
+        }
+
+        /** Attaches the call's gRPC context where this listener is the one to; the context it replaced. */
+        private Context attachCallContext() {
+            return attaching == null ? null : attaching.attach();
+        }
+
+        private void detachCallContext(Context previous) {
+            if (attaching != null) {
+                attaching.detach(previous);
             }
         }
     }
