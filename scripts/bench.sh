@@ -629,8 +629,8 @@ for i in ["a", "b", "c", "d", "e"]:
         out.append(f"| {names[i]} | FAILED: {why} | | | | |" + (" |" if several else ""))
         continue
     ratio = f"{r['throughput'] / base:.2f}" if base else "—"
-    rounds = " ".join(f"{x['throughput']:.0f}" for x in each[i]) + " |" if several else ""
-    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {ratio} |" + (" " + rounds if several else ""))
+    rounds = " " + " ".join(f"{x['throughput']:.0f}" for x in each[i]) + " |" if several else ""
+    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {ratio} |" + rounds)
 out.append("")
 out.append("Where the CPU went: CPU s / 1000 Checkouts (cores kept busy) during the measured period; the last column is")
 out.append("every other process on the machine, in cores: well above 0, neighbours competed with the run.")
