@@ -13,8 +13,9 @@
 #   (d) the suite with admission off (--grpcops.admission.enabled=false): (d) against (b) is
 #       what fair admission costs when nothing is overloaded
 # For each: start, wait until it answers (bounded), warm up, drive Edge/Checkout with
-# {"skus":["a","b","c"]} (delay 0) at a fixed concurrency, measure Checkouts/s, p50/p99 and the CPU
-# seconds the three processes spent per 1000 Checkouts (utime+stime from /proc/<pid>/stat), stop.
+# {"skus":["a","b","c"]} (delay 0) at a fixed concurrency, measure Checkouts/s, p50/p99, the CPU
+# seconds the three processes spent per 1000 Checkouts (utime+stime from /proc/<pid>/stat) and their
+# context switches per Checkout (/proc/<pid>/task/*/status: steadier than Checkouts/s), stop.
 # Prints a Markdown table (and writes it to FILE with --out). The ratios are the result: absolute
 # numbers vary by machine.
 #
@@ -291,6 +292,16 @@ sample_cpu() {
   done
 }
 
+# "<epoch seconds> <switches of pid 1> <of pid 2> …": each process's context switches so far,
+# voluntary and not, summed over its threads (/proc/<pid>/task/*/status).
+switches_line() {
+  local line=$EPOCHREALTIME p
+  for p in "$@"; do
+    line+=" $(cat /proc/"$p"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n + 0}')"
+  done
+  echo "$line"
+}
+
 # "<contender>-round-<n>" of a contender's run directory ($1 = .../<contender>/round-<n>): the
 # prefix of the files BENCH_JFR and BENCH_PROFILE write.
 run_label() {
@@ -371,8 +382,12 @@ drive() {
   [ -n "${BENCH_PROFILE:-}" ] && profile_measured_period "$dir" "${servers[@]}" &
   sample_cpu "$dir/cpu.samples" "${servers[@]}" "$DRIVER_PID" &
   SAMPLER_PID=$!
+  (sleep "$WARMUP"; switches_line "${servers[@]}" >"$dir/switches.start") &
+  local switches_pid=$!
   wait "$DRIVER_PID" || rc=$?
   local t_end=$EPOCHREALTIME
+  switches_line "${servers[@]}" >"$dir/switches.end"
+  kill "$switches_pid" 2>/dev/null || true
   kill "$SAMPLER_PID" 2>/dev/null || true
   wait "$SAMPLER_PID" 2>/dev/null || true
   SAMPLER_PID=""
@@ -447,11 +462,24 @@ def at(t, i):
 cpu = [max(0.0, (at(t_end, i) - at(t_start, i)) / hz) for i in range(n)]
 
 per_k = lambda s: s / completed * 1000 if completed else float("nan")
+# Context switches per Checkout: counted from the end of the warm-up to the driver's exit, a
+# period a little longer than the measured one, so taken at the measured throughput.
+switches = {}
+try:
+    s0 = [float(x) for x in open(f"{d}/switches.start").read().split()]
+    s1 = [float(x) for x in open(f"{d}/switches.end").read().split()]
+    checkouts = throughput * (s1[0] - s0[0])
+    if checkouts > 0:
+        switches = {name: (s1[i + 1] - s0[i + 1]) / checkouts for i, name in enumerate(("stock", "pricing", "edge"))}
+except (OSError, ValueError, IndexError):
+    pass  # the driver ended before its warm-up did: no count
 json.dump({
     "completed": completed, "throughput": throughput, "p50": p50, "p99": p99, "status": status,
     # Spans exported over the whole drive (warm-up and measured period), per Checkout at its rate.
     "spans_per_checkout": spans / (throughput * (t_end - t_begin)) if throughput > 0 else 0.0,
     "cpu_s": sum(cpu[:3]), "cpu_per_1000": per_k(sum(cpu[:3])),
+    "switches_per_checkout": sum(switches.values()) if switches else float("nan"),
+    "switches_per_checkout_by_process": switches or {"stock": float("nan"), "pricing": float("nan"), "edge": float("nan")},
     "cpu_per_1000_by_process": {"stock": per_k(cpu[0]), "pricing": per_k(cpu[1]), "edge": per_k(cpu[2]),
                                 "driver": per_k(cpu[3])},
     "cores_busy": {"stock": cpu[0] / duration, "pricing": cpu[1] / duration, "edge": cpu[2] / duration,
@@ -616,9 +644,9 @@ for i in ids:
 base = res.get("a", {}).get("throughput")
 several = any(len(r) > 1 for r in each.values())
 out = []
-out.append("| contender | Checkouts/s | p50 ms | p99 ms | CPU s / 1000 Checkouts | ratio to (a) |"
+out.append("| contender | Checkouts/s | p50 ms | p99 ms | CPU s / 1000 Checkouts | switches / Checkout | ratio to (a) |"
            + (" each round, Checkouts/s |" if several else ""))
-out.append("|---|---:|---:|---:|---:|---:|" + ("---:|" if several else ""))
+out.append("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if several else ""))
 for i in ["a", "b", "c", "d", "e"]:
     if i not in ids or (i == "e" and not variant):
         continue
@@ -626,11 +654,11 @@ for i in ["a", "b", "c", "d", "e"]:
     if r is None:
         why = os.path.join(run_dir, i, "failure.txt")
         why = open(why).read().strip().replace("\n", "; ").replace("|", "/") if os.path.exists(why) else "see the logs"
-        out.append(f"| {names[i]} | FAILED: {why} | | | | |" + (" |" if several else ""))
+        out.append(f"| {names[i]} | FAILED: {why} | | | | | |" + (" |" if several else ""))
         continue
     ratio = f"{r['throughput'] / base:.2f}" if base else "—"
     rounds = " " + " ".join(f"{x['throughput']:.0f}" for x in each[i]) + " |" if several else ""
-    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {ratio} |" + rounds)
+    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {r.get('switches_per_checkout', float('nan')):.2f} | {ratio} |" + rounds)
 out.append("")
 out.append("Where the CPU went: CPU s / 1000 Checkouts (cores kept busy) during the measured period; the last column is")
 out.append("every other process on the machine, in cores: well above 0, neighbours competed with the run.")
@@ -681,6 +709,7 @@ fi
   echo "- load: chain.v1.Edge/Checkout \`$DATA\` (delay_ms 0, no deadline: every hop uses the 2 s default budget), warm-up ${WARMUP} s, measured ${DURATION} s, one contender after another$( [ "$ROUNDS" -gt 1 ] && echo "; $ROUNDS rounds interleaved, every other one in reverse order, each number the median over the rounds")"
   echo "- driver: $DRIVER_LINE"
   echo "- CPU: utime+stime of the three server processes (/proc/<pid>/stat, sampled every 0.2 s) over the measured period, per 1000 completed Checkouts"
+  echo "- switches: the three server processes' context switches (voluntary and not, every thread: /proc/<pid>/task/*/status) per Checkout, from the end of the warm-up to the end of the run; each time a thread hands a call to another that sleeps, both switch"
   echo
   echo "$REPORT"
 } >"$RUN_DIR/report.md"
