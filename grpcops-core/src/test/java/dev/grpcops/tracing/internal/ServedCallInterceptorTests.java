@@ -47,8 +47,13 @@ class ServedCallInterceptorTests {
 
     @AfterEach
     void stop() {
-        channel.shutdownNow();
-        server.shutdownNow();
+        // Whatever the test got to before it failed.
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        if (server != null) {
+            server.shutdownNow();
+        }
         provider.close();
     }
 
