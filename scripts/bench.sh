@@ -2,7 +2,7 @@
 # The chain's throughput against the same chain written by hand in plain grpc-java (design §12),
 # side by side in one run on this machine:
 #
-#   scripts/bench.sh [--duration 20s] [--warmup 90s] [--concurrency 64 | --rate N] [--skus 3] [--out FILE]
+#   scripts/bench.sh [--duration 20s] [--warmup 90s] [--concurrency 64 | --rate N] [--deadline D] [--skus 3] [--out FILE]
 #                    [--connections 8] [--rounds 1] [--only a,b,c] [--build]
 #
 # Contenders, one after another, each as three processes on loopback:
@@ -31,6 +31,9 @@
 #                    for what each Checkout costs at a steady rate below saturation (CPU s / 1000
 #                    is the figure then, not Checkouts/s); needs grpcops load
 #   --connections N  connections to Edge the calls are spread over (default 8)
+#   --deadline D     each Checkout's deadline (default: none, so every hop uses its 2 s default
+#                    budget); with it the report adds OK/s, the Checkouts answered OK in time per
+#                    second: past capacity, in an open loop, that is the figure; needs grpcops load
 #   --skus N         SKUs per Checkout (default 3: a, b, c)
 #   --out FILE       also write the report to FILE
 #   --rounds N       run the contenders N times, interleaved, every other round in reverse
@@ -100,7 +103,7 @@ seconds_of() { # 20s | 20 | 1m -> whole seconds
   fi
 }
 
-DURATION=20 WARMUP=90 CONCURRENCY=64 RATE="" CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false SINK_PORT=""
+DURATION=20 WARMUP=90 CONCURRENCY=64 RATE="" DEADLINE="" CONNECTIONS=8 ROUNDS=1 SKUS=3 OUT="" ONLY="" FORCE_BUILD=false SINK_PORT=""
 COMMAND="scripts/bench.sh"
 for a in "$@"; do
   if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then COMMAND+=" $a"; else COMMAND+=" $(printf '%q' "$a")"; fi
@@ -111,6 +114,7 @@ while [ $# -gt 0 ]; do
     --warmup) [ $# -ge 2 ] || die "--warmup needs a value"; WARMUP=$(seconds_of "$2") || die "--warmup: not a duration: $2 (e.g. 10s)"; shift 2 ;;
     --concurrency) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--concurrency needs a positive number"; CONCURRENCY=$2; shift 2 ;;
     --rate) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--rate needs a positive number"; RATE=$2; shift 2 ;;
+    --deadline) [[ ${2:-} =~ ^[1-9][0-9]*(ms|s|m)?$ ]] || die "--deadline: not a duration: ${2:-} (e.g. 1s, 500ms)"; DEADLINE=$2; [[ $2 =~ [sm]$ ]] || DEADLINE+=s; shift 2 ;;
     --rounds) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--rounds needs a positive number"; ROUNDS=$2; shift 2 ;;
     --connections) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--connections needs a positive number"; CONNECTIONS=$2; shift 2 ;;
     --skus) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] && [ "$2" -le 100 ] || die "--skus needs a number 1-100"; SKUS=$2; shift 2 ;;
@@ -150,6 +154,7 @@ case "$DRIVER" in
   h2load) command -v h2load >/dev/null || die "no load driver: the CLI has no 'load' command yet and h2load is not installed" ;;
   *) die "BENCH_DRIVER must be grpcops or h2load" ;;
 esac
+[ -z "$DEADLINE" ] || [ "$DRIVER" = grpcops ] || die "--deadline needs grpcops load"
 if [ -n "$RATE" ]; then
   [ "$DRIVER" = grpcops ] || die "--rate needs grpcops load (h2load has no open loop here)"
   # An open loop: at most 4 s of calls outstanding before the driver counts one as its own overload.
@@ -365,7 +370,7 @@ drive() {
   spans_before=$(sink_count)
   if [ "$DRIVER" = grpcops ]; then
     java -jar "$CLI_JAR" load "127.0.0.1:$port" --method chain.v1.Edge/Checkout --data "$DATA" \
-      "${LOAD_SHAPE[@]}" --connections "$CONNECTIONS" --duration "${DURATION}s" --warmup "${WARMUP}s" --json \
+      "${LOAD_SHAPE[@]}" ${DEADLINE:+--deadline "$DEADLINE"} --connections "$CONNECTIONS" --duration "${DURATION}s" --warmup "${WARMUP}s" --json \
       >"$dir/driver.out" 2>"$dir/driver.err" &
   else
     c=$(( CONCURRENCY < CONNECTIONS ? CONCURRENCY : CONNECTIONS ))
@@ -475,6 +480,8 @@ except (OSError, ValueError, IndexError):
     pass  # the driver ended before its warm-up did: no count
 json.dump({
     "completed": completed, "throughput": throughput, "p50": p50, "p99": p99, "status": status,
+    # Answered OK (within the deadline, when there is one) per second of the measured period.
+    "ok_per_s": (status.get("OK", status.get("HTTP 200", 0)) / duration) if duration > 0 else 0.0,
     # Spans exported over the whole drive (warm-up and measured period), per Checkout at its rate.
     "spans_per_checkout": spans / (throughput * (t_end - t_begin)) if throughput > 0 else 0.0,
     "cpu_s": sum(cpu[:3]), "cpu_per_1000": per_k(sum(cpu[:3])),
@@ -607,9 +614,9 @@ done
 LOAD_AFTER=$(uptime)
 
 # ----------------------------------------------------------------------------- report
-REPORT=$(python3 - "$RUN_DIR" "$DRIVER" "${CONTENDERS[*]}" "$(variant_name)" <<'PY'
+REPORT=$(python3 - "$RUN_DIR" "$DRIVER" "${CONTENDERS[*]}" "$(variant_name)" "$DEADLINE" <<'PY'
 import json, os, sys
-run_dir, driver, ids, variant = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
+run_dir, driver, ids, variant, deadline = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4], sys.argv[5]
 names = {"a": "(a) hand-written grpc-java", "b": "(b) suite", "c": "(c) suite, budget layer off",
          "d": "(d) suite, admission off", "e": f"(e) {variant}"}
 import glob, statistics
@@ -641,12 +648,15 @@ for i in ids:
     if rounds:
         res[i] = median_of(rounds)
         each[i] = rounds
-base = res.get("a", {}).get("throughput")
+# With a deadline the ratio is of the Checkouts answered OK in time, not of every answer.
+figure = "ok_per_s" if deadline else "throughput"
+base = res.get("a", {}).get(figure)
 several = any(len(r) > 1 for r in each.values())
 out = []
-out.append("| contender | Checkouts/s | p50 ms | p99 ms | CPU s / 1000 Checkouts | switches / Checkout | ratio to (a) |"
+ok_col = bool(deadline)  # with a deadline, calls answered in time are the figure
+out.append("| contender | Checkouts/s |" + (" OK/s |" if ok_col else "") + " p50 ms | p99 ms | CPU s / 1000 Checkouts | switches / Checkout | ratio to (a) |"
            + (" each round, Checkouts/s |" if several else ""))
-out.append("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if several else ""))
+out.append("|---|---:|" + ("---:|" if ok_col else "") + "---:|---:|---:|---:|---:|" + ("---:|" if several else ""))
 for i in ["a", "b", "c", "d", "e"]:
     if i not in ids or (i == "e" and not variant):
         continue
@@ -654,11 +664,12 @@ for i in ["a", "b", "c", "d", "e"]:
     if r is None:
         why = os.path.join(run_dir, i, "failure.txt")
         why = open(why).read().strip().replace("\n", "; ").replace("|", "/") if os.path.exists(why) else "see the logs"
-        out.append(f"| {names[i]} | FAILED: {why} | | | | | |" + (" |" if several else ""))
+        out.append(f"| {names[i]} | FAILED: {why} | | | | | |" + (" |" if ok_col else "") + (" |" if several else ""))
         continue
-    ratio = f"{r['throughput'] / base:.2f}" if base else "—"
+    ratio = f"{r[figure] / base:.2f}" if base else "—"
     rounds = " " + " ".join(f"{x['throughput']:.0f}" for x in each[i]) + " |" if several else ""
-    out.append(f"| {names[i]} | {r['throughput']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {r.get('switches_per_checkout', float('nan')):.2f} | {ratio} |" + rounds)
+    ok = f" {r.get('ok_per_s', float('nan')):.0f} |" if ok_col else ""
+    out.append(f"| {names[i]} | {r['throughput']:.0f} |{ok} {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_per_1000']:.2f} | {r.get('switches_per_checkout', float('nan')):.2f} | {ratio} |" + rounds)
 out.append("")
 out.append("Where the CPU went: CPU s / 1000 Checkouts (cores kept busy) during the measured period; the last column is")
 out.append("every other process on the machine, in cores: well above 0, neighbours competed with the run.")
@@ -706,7 +717,7 @@ fi
   echo "- machine: $(nproc) CPUs (nproc), ${CPU_MODEL}; $(awk '/MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo)"
   echo "- load average before the run: ${LOAD_BEFORE##*load average: } (1, 5, 15 min); after: ${LOAD_AFTER##*load average: }"
   echo "- java: $JAVA_VERSION${BENCH_JAVA_OPTS:+, options: $BENCH_JAVA_OPTS}"
-  echo "- load: chain.v1.Edge/Checkout \`$DATA\` (delay_ms 0, no deadline: every hop uses the 2 s default budget), warm-up ${WARMUP} s, measured ${DURATION} s, one contender after another$( [ "$ROUNDS" -gt 1 ] && echo "; $ROUNDS rounds interleaved, every other one in reverse order, each number the median over the rounds")"
+  echo "- load: chain.v1.Edge/Checkout \`$DATA\` (delay_ms 0, $( [ -n "$DEADLINE" ] && echo "deadline $DEADLINE" || echo "no deadline: every hop uses the 2 s default budget")), warm-up ${WARMUP} s, measured ${DURATION} s, one contender after another$( [ "$ROUNDS" -gt 1 ] && echo "; $ROUNDS rounds interleaved, every other one in reverse order, each number the median over the rounds")"
   echo "- driver: $DRIVER_LINE"
   echo "- CPU: utime+stime of the three server processes (/proc/<pid>/stat, sampled every 0.2 s) over the measured period, per 1000 completed Checkouts"
   echo "- switches: the three server processes' context switches (voluntary and not, every thread: /proc/<pid>/task/*/status) per Checkout, from the end of the warm-up to the end of the run; each time a thread hands a call to another that sleeps, both switch"
