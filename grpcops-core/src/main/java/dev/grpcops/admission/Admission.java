@@ -686,7 +686,10 @@ public final class Admission {
             return this;
         }
 
-        /** Runs queue time-outs; the library's one timer thread by default (tests give a fake one). */
+        /**
+         * Runs queue time-outs; by default the library's coarse timer thread, which runs them up to a
+         * millisecond late and is not woken for each queued call (tests give a fake one).
+         */
         public Builder timer(Timer timer) {
             this.timer = Objects.requireNonNull(timer, "timer");
             return this;
@@ -697,8 +700,10 @@ public final class Admission {
         }
     }
 
+    // Nearly every queued call is dispatched before its time-out: the coarse timer takes a task
+    // without a lock or a wake-up (a precise scheduler's lock was taken under admission's own).
     private static Runnable scheduleShared(Runnable task, long delayNanos) {
-        ScheduledFuture<?> future = SharedScheduler.get().schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> future = SharedScheduler.coarse().schedule(task, delayNanos, TimeUnit.NANOSECONDS);
         return () -> future.cancel(false);
     }
 }

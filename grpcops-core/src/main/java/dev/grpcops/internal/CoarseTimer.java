@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
 
 /**
  * A timer for many short timers that are nearly all cancelled before they fire (one per hedged
- * call): scheduling adds to a queue and wakes nobody, and the timer's one thread wakes at the next
+ * call, one per call waiting in an admission queue): scheduling adds to a queue and wakes nobody, and the timer's one thread wakes at the next
  * deadline rounded up to whole ticks, so that it wakes at most once a tick however many calls are
  * in flight. A {@link java.util.concurrent.ScheduledThreadPoolExecutor} signals its thread whenever
  * a new task becomes the earliest, and its thread wakes for every deadline in turn: with thousands of
