@@ -648,12 +648,13 @@ for i in ids:
     if rounds:
         res[i] = median_of(rounds)
         each[i] = rounds
-# With a deadline the ratio is of the Checkouts answered OK in time, not of every answer.
-figure = "ok_per_s" if deadline else "throughput"
+# With a deadline the Checkouts answered OK in time are the figure: a column of their own, and the
+# ratio is of them, not of every answer.
+ok_col = bool(deadline)
+figure = "ok_per_s" if ok_col else "throughput"
 base = res.get("a", {}).get(figure)
 several = any(len(r) > 1 for r in each.values())
 out = []
-ok_col = bool(deadline)  # with a deadline, calls answered in time are the figure
 out.append("| contender | Checkouts/s |" + (" OK/s |" if ok_col else "") + " p50 ms | p99 ms | CPU s / 1000 Checkouts | switches / Checkout | ratio to (a) |"
            + (" each round, Checkouts/s |" if several else ""))
 out.append("|---|---:|" + ("---:|" if ok_col else "") + "---:|---:|---:|---:|---:|" + ("---:|" if several else ""))
