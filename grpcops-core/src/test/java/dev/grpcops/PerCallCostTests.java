@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.SettableFuture;
 import dev.grpcops.admission.Admission;
 import dev.grpcops.admission.AdmissionConfig;
 import dev.grpcops.admission.AdmissionInterceptors;
 import dev.grpcops.budget.BudgetInterceptors;
 import dev.grpcops.budget.BudgetRules;
+import dev.grpcops.client.CallOutcome;
 import dev.grpcops.client.ServiceConfigs;
 import dev.grpcops.proto.chain.v1.CheckReply;
 import dev.grpcops.proto.chain.v1.CheckRequest;
@@ -21,6 +23,8 @@ import dev.grpcops.proto.chain.v1.PricingGrpc;
 import dev.grpcops.proto.chain.v1.QuoteReply;
 import dev.grpcops.proto.chain.v1.QuoteRequest;
 import dev.grpcops.proto.chain.v1.StockGrpc;
+import dev.grpcops.retry.Hedging;
+import dev.grpcops.retry.Retry;
 import dev.grpcops.shutdown.InFlightCalls;
 import io.grpc.BindableService;
 import io.grpc.EquivalentAddressGroup;
@@ -29,6 +33,7 @@ import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
 import io.grpc.Server;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.inprocess.InProcessSocketAddress;
@@ -58,6 +63,9 @@ import org.junit.jupiter.api.Timeout;
  * outlier detection). Allocation is counted, not timed: it does not depend on the machine's
  * load, so a 10 % step shows where a timing benchmark on two shared cores cannot see one.
  *
+ * <p>It holds what a failed downstream call costs the library as well (stack traces, mostly: under
+ * overload calls fail by the thousand a second).
+ *
  * <p>The budget is {@code per-call-budget.properties}; raising it is a commit that says why. The
  * count is the JVM's own (per-thread allocated bytes, every thread of the process), after a
  * warm-up long enough for the JIT to have compiled the path, the least of a few rounds.
@@ -76,17 +84,11 @@ class PerCallCostTests {
         Properties budget = budget();
         long budgetBytes = Long.parseLong(budget.getProperty("checkout.bytes"));
         try (Chain chain = new Chain(Stacks.EVERY_DEFAULT_FEATURE)) {
-            long measured = chain.bytesPerCheckout();
-            System.out.printf(
-                    "PerCallCost: a Checkout through the three hops, every default feature on: %d bytes (budget %d, %+.1f %%)%n",
-                    measured, budgetBytes, 100.0 * (measured - budgetBytes) / budgetBytes);
-            assertThat(measured)
-                    .as(
-                            "bytes allocated per Checkout: %d, %.1f %% over the budget of %d bytes"
-                                    + " (per-call-budget.properties); find what the change allocates per call,"
-                                    + " or raise the budget in a commit that says why",
-                            measured, 100.0 * (measured - budgetBytes) / budgetBytes, budgetBytes)
-                    .isLessThanOrEqualTo((long) (budgetBytes * TOLERANCE));
+            assertWithinBudget(
+                    "a Checkout through the three hops, every default feature on",
+                    chain.bytesPerCheckout(),
+                    budgetBytes,
+                    "find what the change allocates per call, or raise the budget in a commit that says why");
         }
     }
 
@@ -130,6 +132,105 @@ class PerCallCostTests {
         assertThat(empty)
                 .as("bytes per Checkout through stacks with no feature (%d) against plain grpc-java (%d)", empty, bare)
                 .isLessThanOrEqualTo((long) (bare * 1.02));
+    }
+
+    /**
+     * What a failed downstream call costs the library, as Pricing meets one when Stock sheds: the
+     * call through {@link Retry#hedgeOnly}, the service's callback, {@link CallOutcome#relay}. Under
+     * overload calls fail by the thousand a second, and each stack trace taken on the way costs more
+     * than the rest of the call, so the count is taken 64 frames deep, where a stack trace costs
+     * about what it does on a transport's thread. The failure itself is made once: grpc-java's stub
+     * makes it, not the library.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aFailedDownstreamCallAllocatesNoMoreThanItsBudget() throws Exception {
+        long budgetBytes = Long.parseLong(budget().getProperty("failed-call.bytes"));
+        FailedCalls calls = new FailedCalls();
+        long measured = calls.bytesPerCall();
+        assertThat(calls.relayed)
+                .as("every call's failure reached its callback")
+                .isEqualTo(calls.made);
+        assertWithinBudget(
+                "a failed downstream call, 64 frames deep",
+                measured,
+                budgetBytes,
+                "a stack trace more per failure is about 2,000 of them");
+    }
+
+    /** Downstream calls that fail as shed ones do, each relayed by a callback as the services do. */
+    private static final class FailedCalls {
+
+        private static final int DEPTH = 64;
+        private static final StatusRuntimeException SHED =
+                Status.RESOURCE_EXHAUSTED.withDescription("shed").asRuntimeException();
+
+        private final Retry retry = Retry.builder(BudgetRules.DEFAULTS)
+                .hedging(Hedging.builder().build())
+                .build();
+        long made;
+        long relayed;
+
+        /** Counted on a thread of its own, so that the depth is {@link #DEPTH} whatever runs the test. */
+        long bytesPerCall() throws InterruptedException {
+            com.sun.management.ThreadMXBean threads =
+                    (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long[] least = {Long.MAX_VALUE};
+            Thread counting = new Thread(() -> {
+                at(DEPTH, WARM_UP_CHECKOUTS);
+                for (int round = 0; round < ROUNDS; round++) {
+                    long before = threads.getCurrentThreadAllocatedBytes();
+                    at(DEPTH, CHECKOUTS_PER_ROUND);
+                    least[0] = Math.min(
+                            least[0], (threads.getCurrentThreadAllocatedBytes() - before) / CHECKOUTS_PER_ROUND);
+                }
+            });
+            counting.start();
+            counting.join();
+            return least[0];
+        }
+
+        /** {@code calls} failed calls, {@code depth} frames below this one. */
+        private void at(int depth, int calls) {
+            if (depth > 0) {
+                at(depth - 1, calls);
+                return;
+            }
+            for (int i = 0; i < calls; i++) {
+                fail();
+            }
+        }
+
+        private void fail() {
+            SettableFuture<String> attempt = SettableFuture.create();
+            made++;
+            Futures.addCallback(
+                    retry.hedgeOnly(() -> attempt),
+                    new FutureCallback<>() {
+                        @Override
+                        public void onSuccess(String answer) {}
+
+                        @Override
+                        public void onFailure(Throwable failure) {
+                            if (CallOutcome.relay(failure).getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+                                relayed++;
+                            }
+                        }
+                    },
+                    MoreExecutors.directExecutor());
+            attempt.setException(SHED);
+        }
+    }
+
+    /** Prints the count for the benchmarks page, and fails when it is more than 10 % over its budget. */
+    private static void assertWithinBudget(String what, long measured, long budgetBytes, String hint) {
+        double over = 100.0 * (measured - budgetBytes) / budgetBytes;
+        System.out.printf("PerCallCost: %s: %d bytes (budget %d, %+.1f %%)%n", what, measured, budgetBytes, over);
+        assertThat(measured)
+                .as(
+                        "%s: %d bytes, %.1f %% over the budget of %d bytes (per-call-budget.properties); %s",
+                        what, measured, over, budgetBytes, hint)
+                .isLessThanOrEqualTo((long) (budgetBytes * TOLERANCE));
     }
 
     /** What serves and calls each hop. */

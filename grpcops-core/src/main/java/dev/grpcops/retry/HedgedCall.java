@@ -1,9 +1,9 @@
 package dev.grpcops.retry;
 
-import com.google.common.util.concurrent.AbstractFuture;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.SettableFuture;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.grpcops.budget.Budget;
 import dev.grpcops.client.CallOutcome;
@@ -33,7 +33,15 @@ import java.util.function.Supplier;
  *       time so far: its latency was at least that), whether or not a hedge was held back.
  * </ul>
  */
-final class HedgedCall<T> extends AbstractFuture<T> {
+final class HedgedCall<T> implements Runnable {
+
+    /**
+     * The call's outcome. A {@link SettableFuture}, not a future of this class's own: Guava hands a
+     * settable future's failure to a callback as it is, where a future of any other class costs each
+     * reader a new {@code ExecutionException} and its stack trace, which under overload, when calls
+     * fail by the thousand a second, cost more than the rest of the failed call.
+     */
+    final SettableFuture<T> result = SettableFuture.create();
 
     private final Attempts attempts;
     private final Hedges hedges;
@@ -82,6 +90,7 @@ final class HedgedCall<T> extends AbstractFuture<T> {
     }
 
     void start() {
+        result.addListener(this, MoreExecutors.directExecutor());
         Attempt attempt = new Attempt(0, firstHint);
         firstStart = attempts.nanoClock.getAsLong();
         ListenableFuture<T> started = Attempts.start(attempt.attachTo(context), call);
@@ -108,7 +117,7 @@ final class HedgedCall<T> extends AbstractFuture<T> {
     private void hedge() {
         ListenableFuture<T> sent;
         synchronized (this) {
-            if (isDone() || hedge != null || first.isDone() || context.isCancelled()) {
+            if (result.isDone() || hedge != null || first.isDone() || context.isCancelled()) {
                 return; // decided, or the caller has left: nothing more is sent for it
             }
             if (!budget.allowsCall()) {
@@ -133,7 +142,7 @@ final class HedgedCall<T> extends AbstractFuture<T> {
     }
 
     private void firstDone() {
-        if (isDone()) {
+        if (result.isDone()) {
             return; // cancelled, or the hedge decided
         }
         try {
@@ -144,14 +153,14 @@ final class HedgedCall<T> extends AbstractFuture<T> {
                 firstFailed(e.getCause());
                 return;
             } catch (CancellationException e) {
-                cancel(false);
+                result.cancel(false);
                 return;
             }
             learn(attempts.nanoClock.getAsLong() - firstStart);
             attempts.limiter.onSuccess(target);
             decide(answer, null, false);
         } catch (Throwable e) {
-            setException(e);
+            result.setException(e);
         }
     }
 
@@ -179,8 +188,8 @@ final class HedgedCall<T> extends AbstractFuture<T> {
             // As call(): the retry path, which accounts for this failure itself.
             RetryingCall<T> retrying = new RetryingCall<>(
                     attempts, Futures.immediateFailedFuture(failure), budget, target, context, call, firstHint);
-            retrying.run();
-            setFuture(retrying);
+            retrying.firstFailed(failure);
+            result.setFuture(retrying.result);
             return;
         }
         attempts.account(failure, target);
@@ -196,7 +205,7 @@ final class HedgedCall<T> extends AbstractFuture<T> {
             attempt = hedge;
             started = hedgeStart;
         }
-        if (attempt.isCancelled() || isDone()) {
+        if (attempt.isCancelled() || result.isDone()) {
             return; // the first decided, or the caller cancelled
         }
         try {
@@ -211,7 +220,7 @@ final class HedgedCall<T> extends AbstractFuture<T> {
             attempts.limiter.onSuccess(target);
             decide(answer, null, true);
         } catch (Throwable e) {
-            setException(e);
+            result.setException(e);
         }
     }
 
@@ -235,7 +244,7 @@ final class HedgedCall<T> extends AbstractFuture<T> {
 
     /**
      * Ends the call with {@code answer} (or {@code failure}) from the first attempt or the hedge; the
-     * other attempt, if running, is cancelled once this future is done (afterDone).
+     * other attempt, if running, is cancelled once the result is done ({@link #run}).
      */
     private void decide(T answer, Throwable failure, boolean byHedge) {
         boolean hedgeSent;
@@ -245,7 +254,7 @@ final class HedgedCall<T> extends AbstractFuture<T> {
             ListenableFuture<T> other = byHedge ? first : hedge;
             otherRunning = other != null && !other.isDone();
         }
-        boolean decided = failure == null ? set(answer) : setException(failure);
+        boolean decided = failure == null ? result.set(answer) : result.setException(failure);
         if (!decided || !hedgeSent) {
             return;
         }
@@ -277,8 +286,9 @@ final class HedgedCall<T> extends AbstractFuture<T> {
         }
     }
 
+    /** The result is done (decided, or cancelled by the caller): the timer and any attempt still running stop. */
     @Override
-    protected void afterDone() {
+    public void run() {
         ListenableFuture<T> firstAttempt;
         ListenableFuture<T> hedgeAttempt;
         synchronized (this) {

@@ -31,7 +31,9 @@ import java.util.function.Supplier;
  * as it is. Both attempts run under the same budget: the current one, or a fresh default budget
  * when called outside a served call. Each path is its own type: {@link #call} a {@link
  * RetryingCall}, {@link #hedged} (which adds hedging) a {@link HedgedCall}, {@link #blocking} a
- * {@link BlockingCall}; this class holds what they share. A call made
+ * {@link BlockingCall}; this class holds what they share. The futures returned are Guava's own
+ * ({@link com.google.common.util.concurrent.SettableFuture}): a callback gets a failure as it is,
+ * not wrapped in a new {@code ExecutionException} with a stack trace taken for it. A call made
  * while the process warms itself up ({@link dev.grpcops.warmup.WarmUp}) gets one attempt, neither
  * retried nor hedged nor counted by the limiter or the hedge delays, whatever else is switched off:
  * a downstream not up yet while a server warms up must not spend the tokens its callers' retries
@@ -87,9 +89,10 @@ public final class Retry {
         ListenableFuture<T> firstResult = Attempts.start(first.attachTo(context), call);
         String target = first.target();
         attempts.limiter.onCall(target);
-        RetryingCall<T> result = new RetryingCall<>(attempts, firstResult, budget, target, context, call, first.hint());
-        firstResult.addListener(result, MoreExecutors.directExecutor());
-        return result;
+        RetryingCall<T> retrying =
+                new RetryingCall<>(attempts, firstResult, budget, target, context, call, first.hint());
+        firstResult.addListener(retrying, MoreExecutors.directExecutor());
+        return retrying.result;
     }
 
     /**
@@ -127,9 +130,9 @@ public final class Retry {
         if (WarmUpMark.active()) {
             return Attempts.start(context, call);
         }
-        HedgedCall<T> result = new HedgedCall<>(attempts, hedges, budget, context, call, retries);
-        result.start();
-        return result;
+        HedgedCall<T> hedged = new HedgedCall<>(attempts, hedges, budget, context, call, retries);
+        hedged.start();
+        return hedged.result;
     }
 
     /**

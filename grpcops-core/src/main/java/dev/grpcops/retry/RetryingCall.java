@@ -1,8 +1,9 @@
 package dev.grpcops.retry;
 
-import com.google.common.util.concurrent.AbstractFuture;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.SettableFuture;
 import dev.grpcops.budget.Budget;
 import dev.grpcops.internal.PickHint;
 import io.grpc.Context;
@@ -14,11 +15,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The outcome of a call made through {@link Retry#call}: the first attempt's, or the retry's. One
- * listener on the first attempt does the accounting and the deciding (this runs once per downstream
- * call, so no future per step). Cancelling it cancels the attempt in progress.
+ * A call made through {@link Retry#call}: its {@link #result} is the first attempt's outcome, or the
+ * retry's. One listener on the first attempt does the accounting and the deciding (this runs once
+ * per downstream call, so no future per step). Cancelling the result cancels the attempt in progress.
  */
-final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
+final class RetryingCall<T> implements Runnable {
+
+    /** The call's outcome: a {@link SettableFuture}, whose failure Guava reads without a new exception (see {@link HedgedCall#result}). */
+    final SettableFuture<T> result = SettableFuture.create();
 
     private final Attempts attempts;
     private final ListenableFuture<T> first;
@@ -45,6 +49,7 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
         this.context = context;
         this.call = call;
         this.firstHint = firstHint;
+        result.addListener(this::resultDone, MoreExecutors.directExecutor());
     }
 
     /**
@@ -53,11 +58,11 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
      */
     @Override
     public void run() {
-        if (isDone()) {
+        if (result.isDone()) {
             return; // cancelled meanwhile
         }
         if (first.isCancelled()) {
-            cancel(false);
+            result.cancel(false);
             return;
         }
         try {
@@ -69,39 +74,48 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
                 return;
             }
             attempts.limiter.onSuccess(target);
-            set(answer);
+            result.set(answer);
         } catch (Throwable e) {
-            setException(e);
+            result.setException(e);
+        }
+    }
+
+    /** As {@link #run}, for a first attempt known to have failed with {@code failure}: it is not read again. */
+    void firstFailed(Throwable failure) {
+        try {
+            failed(failure);
+        } catch (Throwable e) {
+            result.setException(e);
         }
     }
 
     private void failed(Throwable failure) {
         long delayMs = attempts.retryDelay(failure, budget, target);
         if (delayMs < 0) {
-            setException(failure);
+            result.setException(failure);
         } else if (delayMs == 0) {
             retry(failure, false);
         } else {
             try {
                 delayed = attempts.scheduler.schedule(() -> retry(failure, true), delayMs, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException shutDown) {
-                setException(failure);
+                result.setException(failure);
                 return;
             }
-            if (isCancelled()) {
-                delayed.cancel(false); // cancelled while scheduling: afterDone did not see the task
+            if (result.isCancelled()) {
+                delayed.cancel(false); // cancelled while scheduling: resultDone did not see the task
             }
         }
     }
 
     /** The rules, checked again now; the retry's outcome becomes this future's. */
     private void retry(Throwable failure, boolean pushedBack) {
-        if (isDone()) {
+        if (result.isDone()) {
             return; // cancelled while the pushback delay ran
         }
         if (context.isCancelled()) {
             // The caller left while the pushback delay ran: no retry is sent, no token spent.
-            setException(Status.CANCELLED
+            result.setException(Status.CANCELLED
                     .withDescription("the caller left before the retry")
                     .withCause(context.cancellationCause())
                     .asRuntimeException());
@@ -110,18 +124,18 @@ final class RetryingCall<T> extends AbstractFuture<T> implements Runnable {
         try {
             if (attempts.admit(budget, target, pushedBack)) {
                 second = attempts.startRetry(context, call, target, firstHint);
-                setFuture(second);
+                result.setFuture(second);
             } else {
-                setException(failure);
+                result.setException(failure);
             }
         } catch (Throwable e) {
-            setException(e);
+            result.setException(e);
         }
     }
 
-    @Override
-    protected void afterDone() {
-        if (isCancelled()) {
+    /** The result is done: when the caller cancelled it, the attempt in progress and a waiting retry stop. */
+    private void resultDone() {
+        if (result.isCancelled()) {
             // With true: a gRPC call's future stops its call downstream only when told it may interrupt.
             first.cancel(true);
             ListenableFuture<T> retried = second;

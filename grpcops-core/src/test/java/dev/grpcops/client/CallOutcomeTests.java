@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -52,5 +53,12 @@ class CallOutcomeTests {
         assertThat(relayed.getStatus().getCode()).isEqualTo(code);
         assertThat(relayed.getStatus().getDescription()).isEqualTo("stock said so");
         assertThat(relayed.getTrailers().containsKey(CallOutcome.RELAYED_KEY)).isTrue();
+    }
+
+    @Test
+    void aRelayedFailureTakesNoStackTrace() {
+        StatusRuntimeException relayed = CallOutcome.relay(Status.UNAVAILABLE.asRuntimeException());
+        assertThat(relayed.getStackTrace()).isEmpty();
+        assertThat(Status.fromThrowable(relayed).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     }
 }

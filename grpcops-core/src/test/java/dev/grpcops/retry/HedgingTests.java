@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
+import com.google.common.util.concurrent.internal.InternalFutureFailureAccess;
+import com.google.common.util.concurrent.internal.InternalFutures;
 import dev.grpcops.budget.Budget;
 import dev.grpcops.budget.BudgetRules;
 import dev.grpcops.testing.FakeClock;
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Hedging's rules with futures standing in for calls: the delay learned from answers, the budget
@@ -257,6 +260,25 @@ class HedgingTests {
         assertThat(started).as("the first attempt only").hasSize(1);
         assertThat(outcomes(HedgeOutcome.SENT)).isZero();
         started.get(0).setException(failure(Status.Code.CANCELLED));
+    }
+
+    /**
+     * Under overload calls fail by the thousand a second: the future a call returns hands its failure
+     * to a callback as it is (Guava's path for its own futures), not in a new {@code
+     * ExecutionException} with a stack trace taken per reader.
+     */
+    @ParameterizedTest(name = "hedged {0}")
+    @ValueSource(booleans = {true, false})
+    void aFailedCallsFutureHandsItsFailureOverWithoutANewException(boolean hedged) {
+        Retry retry = Retry.builder(BudgetRules.DEFAULTS).hedging(HEDGING).build();
+        SettableFuture<String> attempt = SettableFuture.create();
+        ListenableFuture<String> outcome = hedged ? retry.hedged(() -> attempt) : retry.call(() -> attempt);
+        StatusRuntimeException failure = failure(Status.Code.NOT_FOUND);
+        attempt.setException(failure);
+
+        assertThat(outcome).isInstanceOf(InternalFutureFailureAccess.class);
+        assertThat(InternalFutures.tryInternalFastPathGetFailure((InternalFutureFailureAccess) outcome))
+                .isSameAs(failure);
     }
 
     private static StatusRuntimeException failure(Status.Code code) {
