@@ -108,7 +108,7 @@ final class RetryingCall<T> implements Runnable {
         }
     }
 
-    /** The rules, checked again now; the retry's outcome becomes this future's. */
+    /** The rules, checked again now; the retry's outcome becomes the result's. */
     private void retry(Throwable failure, boolean pushedBack) {
         if (result.isDone()) {
             return; // cancelled while the pushback delay ran
