@@ -51,6 +51,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -175,16 +177,9 @@ class PerCallCostTests {
         long bytesPerCall() throws InterruptedException {
             com.sun.management.ThreadMXBean threads =
                     (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-            long[] least = {Long.MAX_VALUE};
-            Thread counting = new Thread(() -> {
-                at(DEPTH, WARM_UP_CHECKOUTS);
-                for (int round = 0; round < ROUNDS; round++) {
-                    long before = threads.getCurrentThreadAllocatedBytes();
-                    at(DEPTH, CHECKOUTS_PER_ROUND);
-                    least[0] = Math.min(
-                            least[0], (threads.getCurrentThreadAllocatedBytes() - before) / CHECKOUTS_PER_ROUND);
-                }
-            });
+            long[] least = new long[1];
+            Thread counting = new Thread(() ->
+                    least[0] = leastBytesPerCall(threads::getCurrentThreadAllocatedBytes, calls -> at(DEPTH, calls)));
             counting.start();
             counting.join();
             return least[0];
@@ -220,6 +215,21 @@ class PerCallCostTests {
                     MoreExecutors.directExecutor());
             attempt.setException(SHED);
         }
+    }
+
+    /**
+     * The bytes {@code calls} allocates per call on {@code allocated}'s count: after a warm-up long
+     * enough for the JIT to have compiled the path, the least of a few rounds.
+     */
+    private static long leastBytesPerCall(LongSupplier allocated, IntConsumer calls) {
+        calls.accept(WARM_UP_CHECKOUTS);
+        long least = Long.MAX_VALUE;
+        for (int round = 0; round < ROUNDS; round++) {
+            long before = allocated.getAsLong();
+            calls.accept(CHECKOUTS_PER_ROUND);
+            least = Math.min(least, (allocated.getAsLong() - before) / CHECKOUTS_PER_ROUND);
+        }
+        return least;
     }
 
     /** Prints the count for the benchmarks page, and fails when it is more than 10 % over its budget. */
@@ -277,18 +287,11 @@ class PerCallCostTests {
 
         long bytesPerCheckout() {
             CheckoutRequest request = CheckoutRequest.newBuilder().addSkus("a").build();
-            for (int i = 0; i < WARM_UP_CHECKOUTS; i++) {
-                checkout(request);
-            }
-            long least = Long.MAX_VALUE;
-            for (int round = 0; round < ROUNDS; round++) {
-                long before = allocatedBytes();
-                for (int i = 0; i < CHECKOUTS_PER_ROUND; i++) {
+            return leastBytesPerCall(PerCallCostTests::allocatedBytes, calls -> {
+                for (int i = 0; i < calls; i++) {
                     checkout(request);
                 }
-                least = Math.min(least, (allocatedBytes() - before) / CHECKOUTS_PER_ROUND);
-            }
-            return least;
+            });
         }
 
         private void checkout(CheckoutRequest request) {

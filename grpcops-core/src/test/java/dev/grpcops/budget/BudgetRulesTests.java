@@ -3,6 +3,7 @@ package dev.grpcops.budget;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.grpcops.testing.FakeClock;
 import io.grpc.Deadline;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -14,12 +15,7 @@ class BudgetRulesTests {
 
     private final BudgetRules rules = BudgetRules.DEFAULTS;
 
-    private static final Deadline.Ticker STILL = new Deadline.Ticker() {
-        @Override
-        public long nanoTime() {
-            return 0;
-        }
-    };
+    private final FakeClock clock = new FakeClock();
 
     @ParameterizedTest(name = "caller deadline {0} s -> budget {1} s, default {2}")
     @CsvSource(
@@ -40,7 +36,8 @@ class BudgetRulesTests {
         }
         // On a clock that stands still: 1000000.001 s is a millisecond over the limit, less than a
         // loaded machine can take between making the deadline and reading it on a real one.
-        Deadline deadline = caller == null ? null : Deadline.after(caller.toNanos(), TimeUnit.NANOSECONDS, STILL);
+        Deadline deadline =
+                caller == null ? null : Deadline.after(caller.toNanos(), TimeUnit.NANOSECONDS, clock.ticker());
         assertThat(Budget.arrived(deadline, rules).remaining())
                 .isBetween(seconds(budgetSeconds).minusMillis(100), seconds(budgetSeconds));
         assertThat(Budget.arrived(deadline, rules).defaulted()).isEqualTo(defaulted);
